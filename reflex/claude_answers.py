@@ -1,0 +1,38 @@
+"""The Claude Code hook answers ctx can give, built in one place.
+
+Both the daemon and the shim (when the daemon is down) answer through these
+functions, so a safety denial is byte-identical whoever produced it.  Shapes
+follow the PreToolUse contract: a rewrite returns the FULL original tool_input
+with only `command` replaced (Claude Code replaces the whole object, and
+dropping `timeout`/`run_in_background` silently changes the call).
+
+stdlib-only.
+"""
+
+import json
+
+
+def dumps(answer):
+    return json.dumps(answer, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def deny(reason):
+    return {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }}
+
+
+def rewrite(tool_input, command, decision, reason):
+    updated = dict(tool_input)
+    updated["command"] = command
+    out = {"hookEventName": "PreToolUse", "updatedInput": updated,
+           "permissionDecisionReason": reason}
+    if decision:
+        out["permissionDecision"] = decision
+    return {"hookSpecificOutput": out}
+
+
+def context(event, text):
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

@@ -1,0 +1,59 @@
+"""`ctx ledger export|verify|schema`."""
+
+import json
+import os
+import sys
+
+import click
+
+from reflex import paths as paths_mod
+from reflex.cli import ReflexError
+
+
+@click.group()
+def ledger():
+    """Read the append-only ledger."""
+
+
+def _ledger_path(path):
+    p = path or paths_mod.resolve().ledger
+    if not os.path.exists(p):
+        raise ReflexError("no ledger at %s (nothing recorded yet?)" % p)
+    return p
+
+
+@ledger.command()
+@click.option("--session", default=None, help="Only this session's events.")
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+def export(session, ledger_path, fmt):
+    """Print events as JSONL, in global order."""
+    from reflex.ledger.export import export_jsonl
+    export_jsonl(_ledger_path(ledger_path), sys.stdout, session)
+
+
+@ledger.command()
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def verify(ledger_path, as_json):
+    """Check integrity, hash chain, sequences and blobs (exit 1 on any problem)."""
+    from reflex.ledger.verify import verify as run_verify
+    paths = paths_mod.resolve()
+    rep = run_verify(_ledger_path(ledger_path), paths.blobs)
+    if as_json:
+        click.echo(json.dumps(rep.as_dict(), indent=2, sort_keys=True))
+    else:
+        c = rep.counts
+        click.echo("events %s · sessions %s · runs %s · blobs evicted %s" % (
+            c.get("events"), c.get("sessions"), c.get("runs"), c.get("blobs_evicted")))
+        for check, msg in rep.problems:
+            click.echo("PROBLEM [%s] %s" % (check, msg))
+        click.echo("ledger OK" if rep.ok else "ledger has %d problem(s)" % len(rep.problems))
+    raise SystemExit(0 if rep.ok else 1)
+
+
+@ledger.command()
+def schema():
+    """Print the ledger schema (SQL) generated from the migrations."""
+    from reflex.ledger.schema import dump_sql
+    click.echo(dump_sql(), nl=False)

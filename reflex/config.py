@@ -1,0 +1,60 @@
+"""User configuration: one small JSON file under CTX_HOME, written atomically.
+
+Keys (all optional):
+  launcher            absolute path of the `ctx` executable used in rewrites
+  rewrite_permission  "auto" (default: follow the user's Bash rules), "allow", "ask", "omit"
+  http_port           loopback port for the `type: "http"` hook transport (0 = off)
+  idle_seconds        daemon exits after this long without requests (default 1800)
+  installed_settings  settings files `ctx install` wrote to (their Bash rules are read too)
+  safety_allow        glob patterns the safety plane must not deny
+
+stdlib-only.
+"""
+
+import json
+import os
+
+DEFAULTS = {
+    "launcher": None,
+    "rewrite_permission": "auto",
+    "http_port": 0,
+    "idle_seconds": 1800,
+    "installed_settings": [],
+    "safety_allow": [],
+}
+
+
+def load(path):
+    cfg = dict(DEFAULTS)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, dict):
+            cfg.update({k: v for k, v in data.items() if k in DEFAULTS})
+    except (OSError, ValueError):
+        pass
+    return cfg
+
+
+def save(path, cfg):
+    write_json_atomic(path, {k: cfg[k] for k in DEFAULTS if k in cfg})
+
+
+def write_json_atomic(path, obj, mode=0o600):
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def default_launcher():
+    """The ctx executable next to this interpreter (venv bin), else PATH's."""
+    import shutil
+    import sys
+    candidate = os.path.join(os.path.dirname(sys.executable), "ctx")
+    if os.access(candidate, os.X_OK):
+        return candidate
+    return shutil.which("ctx") or "ctx"

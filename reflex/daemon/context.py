@@ -1,0 +1,91 @@
+"""The daemon's long-lived context: ledger writer, blob store, config, caches.
+
+Handlers receive this object; it owns every expensive resource so that they
+are loaded once per daemon, not once per call.
+"""
+
+import os
+import sqlite3
+import threading
+import time
+
+from .. import blobs, config as config_mod, permissions
+from ..ledger.writer import LedgerWriter
+
+
+class DaemonContext:
+    def __init__(self, paths, *, log):
+        self.paths = paths
+        self.log = log
+        self.cfg = config_mod.load(paths.config)
+        self.launcher = self.cfg.get("launcher") or config_mod.default_launcher()
+        self.home_dir = os.path.expanduser("~")
+        self.safety_allow_env = os.pathsep.join(self.cfg.get("safety_allow") or ())
+        self.blobs = blobs.BlobStore(paths.blobs)
+        self.writer = LedgerWriter(paths.ledger, log=log)
+        self._reader_local = threading.local()
+        self._rules_cache = {}
+        self._sig = None
+
+    def start(self):
+        self.writer.start()
+        return self
+
+    def close(self):
+        self.writer.close()
+
+    # -- reads ---------------------------------------------------------
+    def reader(self):
+        """A per-thread read connection (WAL readers never block the writer)."""
+        conn = getattr(self._reader_local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.paths.ledger, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 5000")
+            self._reader_local.conn = conn
+        return conn
+
+    def recorded_rewrite(self, tool_use_id):
+        row = self.reader().execute(
+            "SELECT command, decision_detail FROM events WHERE tool_use_id = ? AND decision = 'rewrite' "
+            "ORDER BY id DESC LIMIT 1", (tool_use_id,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    # -- policy inputs -------------------------------------------------------
+    def rules_for(self, project_root, home):
+        """The user's Bash rules for a project; re-read when a settings file changes."""
+        files = permissions.settings_files(project_root, home, self.cfg.get("installed_settings") or ())
+        stamp = []
+        for f in files:
+            try:
+                st = os.stat(f)
+                stamp.append((f, st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamp.append((f, None, None))
+        key = tuple(files)
+        cached = self._rules_cache.get(key)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        rules = permissions.load_rules(files)
+        self._rules_cache[key] = (stamp, rules)
+        return rules
+
+    def rewrite_permission(self, suggested):
+        mode = self.cfg.get("rewrite_permission") or "auto"
+        if mode == "auto":
+            return suggested
+        if mode == "omit":
+            return None
+        return mode
+
+    def signature(self, command, cwd):
+        try:
+            if self._sig is None:
+                from ..signature import signature
+                self._sig = signature
+            return self._sig(command, cwd)
+        except Exception as e:  # the module promises never to raise; don't trust, log
+            self.log("signature raised on %r: %r" % (command[:200], e))
+            return None
+
+    def now(self):
+        return time.time()

@@ -1,0 +1,48 @@
+"""The evidence plane's PreToolUse decision for a Bash command: pass or rewrite.
+
+Pure: everything it depends on is an argument (signature, the user's rule
+verdict, the ctx launcher path, the set of families ctx can digest), so
+replay can call it with recorded inputs and get the recorded answer.  The
+safety plane runs before this and is not affected by anything here.
+"""
+
+import shlex
+from dataclasses import dataclass
+
+# Families whose output ctx run can store and digest.  Grows as profiles land;
+# a family not listed passes through untouched.
+REWRITE_FAMILIES = frozenset({"pytest"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str                 # "pass" | "rewrite"
+    command: str | None = None  # the rewritten command
+    permission: str | None = None  # permissionDecision to send with a rewrite
+    why: str = ""
+
+
+def is_ctx_command(command, launcher):
+    head = command.lstrip().split(None, 2)
+    return bool(head) and (head[0] in ("ctx", launcher) and len(head) > 1 and head[1] in ("run", "get", "search"))
+
+
+def decide_bash(command, tool_input, sig, *, launcher, rule_verdict, families=REWRITE_FAMILIES,
+                stand_down=False):
+    """-> Decision for one PreToolUse Bash call."""
+    if stand_down:
+        return Decision("pass", why="stood down for this signature")
+    if is_ctx_command(command, launcher):
+        return Decision("pass", why="already a ctx command")
+    if tool_input.get("run_in_background"):
+        # The harness polls a background task's output file; wrapping it would
+        # hide that file's growth behind our capture.
+        return Decision("pass", why="background task")
+    if sig is None or sig.family not in families:
+        return Decision("pass", why="family %s not digested" % (sig.family if sig else "unknown"))
+    if rule_verdict == "deny":
+        return Decision("pass", why="user deny rule matches; Claude Code's own deny applies")
+    permission = "allow" if rule_verdict == "allow" else "ask"
+    new = "%s run -- %s" % (shlex.quote(launcher), shlex.quote(command))
+    return Decision("rewrite", command=new, permission=permission,
+                    why="%s output digested by ctx run" % sig.family)

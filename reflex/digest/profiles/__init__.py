@@ -1,0 +1,48 @@
+"""The profile registry: family name -> profile, and how a family picks one.
+
+A plain dict (greppable, no import magic).  `for_family` maps the signature
+module's family names (pytest, go-test, npm-script, make, ...) onto profiles;
+npm scripts run anything, so their output is sniffed with each profile's
+cheap `detect`.  Families without a profile get the generic one.
+"""
+
+from __future__ import annotations
+
+from reflex.digest.facts import Facts
+from reflex.digest.profiles import generic, pytest
+from reflex.digest.profiles.base import Profile
+from reflex.digest.text import Output
+
+PROFILES: dict[str, Profile] = {
+    "pytest": pytest.PROFILE,
+    "generic": generic.PROFILE,
+}
+
+# Signature family -> profile name.
+FAMILIES: dict[str, str] = {
+    "pytest": "pytest",
+}
+
+# Order matters: more specific formats first.
+SNIFF_ORDER: tuple[str, ...] = ("pytest",)
+
+
+def sniff(raw: bytes) -> Profile:
+    out = Output.of(raw)
+    for name in SNIFF_ORDER:
+        if name in PROFILES and PROFILES[name].detect(out):
+            return PROFILES[name]
+    return PROFILES["generic"]
+
+
+def for_family(family: str, raw: bytes) -> Profile:
+    name = FAMILIES.get(family)
+    if name is None and family in PROFILES:
+        name = family
+    if name is None:
+        return sniff(raw) if family == "npm-script" else PROFILES["generic"]
+    return PROFILES[name]
+
+
+def extract(raw: bytes, *, family: str, exit_code: int | None, command: str) -> Facts:
+    return for_family(family, raw).extract(raw, exit_code, command)

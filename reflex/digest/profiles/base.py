@@ -1,0 +1,51 @@
+"""What every profile is, and the small helpers they share.
+
+A profile is a plain object with a family `name`, a parser `version` (bumped
+when its Facts for the same bytes change, so content identity stays honest),
+a cheap `detect(out)` used to sniff npm-script output, and `extract()`.
+`extract` never guesses: output it does not recognise is handed to the
+generic profile, which claims nothing but what its lines say.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from reflex.digest.facts import Facts
+from reflex.digest.text import Output
+
+MESSAGE_CHARS = 200
+
+
+class Profile(Protocol):
+    name: str
+    version: int
+
+    def detect(self, out: Output) -> bool:
+        """Cheap: does this output look like ours?  Used to pick a profile for npm scripts."""
+        ...
+
+    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
+        """Facts parsed from `raw`; generic Facts if the output is not recognised."""
+        ...
+
+
+def one_line(s: str, limit: int = MESSAGE_CHARS) -> str:
+    """A message as one trimmed line of at most `limit` characters."""
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def handover(raw: bytes, exit_code: int | None, command: str, tried: str) -> Facts:
+    """Generic Facts for output the `tried` profile did not recognise."""
+    from reflex.digest.profiles import generic
+
+    facts = generic.PROFILE.extract(raw, exit_code, command)
+    facts.notes.insert(0, f"{tried} profile did not recognise this output; generic digest")
+    return facts
+
+
+def any_line(out: Output, pattern: re.Pattern[str], limit: int | None = None) -> bool:
+    lines = out.lines if limit is None else out.lines[:limit] + out.lines[-limit:]
+    return any(pattern.search(s) for s in lines)

@@ -1,0 +1,383 @@
+"""pytest: counts, failing node ids, detail blocks and collection errors.
+
+Covers the terminal reporter in every presentation the agent may ask for:
+-q/-qq/-v/-vv, --tb=auto/long/short/line/native/no, -rA (and -rN, which
+hides the short summary), -x, xdist's `[gwN]` lines, and `python -m pytest`.
+Ids come from the runner itself, in order of trust: the short test summary
+(`FAILED <nodeid> - msg`), then -v progress lines (`<nodeid> FAILED`), and only
+when pytest printed neither, from a failure block's title plus its file.
+Counts come only from the final summary line; if it is absent (killed run),
+they stay unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflex.digest.facts import BuildError, Counts, Facts, Failure
+from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.text import Output
+
+NAME = "pytest"
+VERSION = 1
+
+_SESSION = re.compile(r"^=+ test session starts =+$")
+_PLATFORM = re.compile(r"^platform \S+ -- Python \S+, pytest-([0-9][^,\s]*)")
+_SECTION = re.compile(r"^={3,} (.+?) ={3,}$")
+_BANG = re.compile(r"^!{3,} (.+?) !{3,}$")
+_BLOCK = re.compile(r"^_{3,} (.+?) _{3,}$")
+_COUNT = re.compile(
+    r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun|subtests? \w+)"
+)
+_SUMMARY_BODY = re.compile(
+    r"^(?:(?:\d+ [a-z ]+?|no tests ran)(?:, )?)+ in [0-9.]+s(?: \([0-9:.]+\))?$"
+)
+_SHORT = re.compile(r"^(FAILED|ERROR) (.+)$")
+_VERBOSE = re.compile(
+    r"^(?P<id>\S.*?::.+?) (?P<st>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b(?: \(.*\))?\s*(?:\[\s*\d+%\])?$"
+)
+_XDIST = re.compile(r"^\[gw\d+\] \[\s*\d+%\] (?P<st>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (?P<id>.+?::.+)$")
+_LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?\.py):(?P<line>\d+): ?(?P<rest>.*)$")
+_ELINE = re.compile(r"^E {1,}(\S.*)$")
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning|Failure)\b:?.*$")
+_USAGE_ERROR = re.compile(r"^ERROR: (.+)$")
+
+_FAIL_SECTIONS = ("FAILURES", "ERRORS")
+
+
+class _Block:
+    __slots__ = ("title", "section", "start", "end")
+
+    def __init__(self, title: str, section: str, start: int):
+        self.title, self.section, self.start, self.end = title, section, start, start + 1
+
+
+def _split_summary_rest(rest: str) -> tuple[str, str]:
+    """`<nodeid> - <message>`: the first ' - ' outside the parameter brackets ends the id."""
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch == " " and rest.startswith(" - ", i):
+            return rest[:i], rest[i + 3 :]
+    return rest, ""
+
+
+def _parse_counts(text: str) -> Counts:
+    c: dict[str, int] = {}
+    for n, word in _COUNT.findall(text):
+        key = {"error": "errors", "warning": "warnings"}.get(word, word)
+        if key in Counts.model_fields:
+            c[key] = c.get(key, 0) + int(n)
+    return Counts(**c)
+
+
+def _is_summary_line(line: str) -> str | None:
+    """The summary body if `line` is pytest's final summary (with or without === bars)."""
+    m = _SECTION.match(line)
+    body = m.group(1) if m else line.strip()
+    return body if _SUMMARY_BODY.match(body) else None
+
+
+class PytestProfile:
+    name = NAME
+    version = VERSION
+
+    def detect(self, out: Output) -> bool:
+        head = out.lines[:40]
+        tail = out.lines[-40:]
+        return any(_SESSION.match(s) for s in head) or any(_is_summary_line(s) for s in tail)
+
+    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
+        out = Output.of(raw)
+        lines = out.lines
+        n = len(lines)
+
+        tool_version = None
+        session = False
+        for s in lines[:60]:
+            if _SESSION.match(s):
+                session = True
+            m = _PLATFORM.match(s)
+            if m:
+                tool_version = m.group(1)
+                break
+
+        # Final summary: the last line that reads like one.
+        summary_idx = None
+        for i in range(n - 1, max(n - 200, 0) - 1, -1):
+            if _is_summary_line(lines[i]):
+                summary_idx = i
+                break
+        if summary_idx is None and not session:
+            return handover(raw, exit_code, command, NAME)
+
+        counts = _parse_counts(_is_summary_line(lines[summary_idx]) or "") if summary_idx is not None else Counts()
+
+        # Sections and blocks.
+        blocks: list[_Block] = []
+        section = ""
+        short_start = short_end = None
+        notes: list[str] = []
+        usage_errors: list[tuple[int, str]] = []
+        summary_ids: list[tuple[str, str, str, int]] = []  # (kind, id, message, line index)
+        verbose: dict[str, tuple[str, int]] = {}  # id -> (status, line index)
+        current: _Block | None = None
+        for i, s in enumerate(lines):
+            m = _SECTION.match(s)
+            if m and not _SUMMARY_BODY.match(m.group(1)):
+                if current is not None:
+                    current.end = i
+                    current = None
+                section = m.group(1).strip()
+                if section == "short test summary info":
+                    short_start = i
+                elif short_start is not None and short_end is None:
+                    short_end = i
+                continue
+            if i == summary_idx:
+                if current is not None:
+                    current.end = i
+                    current = None
+                if short_start is not None and short_end is None:
+                    short_end = i
+                continue
+            mb = _BANG.match(s)
+            if mb:
+                notes.append(mb.group(1).strip())
+                if current is not None:
+                    current.end = i
+                    current = None
+                continue
+            if section in _FAIL_SECTIONS or section.startswith("ERRORS") or section.startswith("FAILURES"):
+                mblk = _BLOCK.match(s)
+                if mblk:
+                    if current is not None:
+                        current.end = i
+                    current = _Block(mblk.group(1).strip(), section, i)
+                    blocks.append(current)
+                    continue
+                if current is not None:
+                    current.end = i + 1
+                continue
+            if section == "short test summary info":
+                ms = _SHORT.match(s)
+                if ms:
+                    ident, msg = _split_summary_rest(ms.group(2))
+                    summary_ids.append((ms.group(1), ident.strip(), msg, i))
+                continue
+            mv = _VERBOSE.match(s) or _XDIST.match(s)
+            if mv:
+                st = mv.group("st")
+                ident = mv.group("id").strip()
+                if st in ("FAILED", "ERROR") or ident not in verbose:
+                    verbose[ident] = (st, i)
+                continue
+            mu = _USAGE_ERROR.match(s)
+            if mu:
+                usage_errors.append((i, mu.group(1)))
+        if current is not None and current.end < n:
+            current.end = max(current.end, n if summary_idx is None else summary_idx)
+
+        failures: list[Failure] = []
+        build_errors: list[BuildError] = []
+
+        collect_blocks = [b for b in blocks if b.title.startswith("ERROR collecting ")]
+        test_blocks = [b for b in blocks if not b.title.startswith("ERROR collecting ")]
+        for b in collect_blocks:
+            where = b.title[len("ERROR collecting ") :].strip()
+            build_errors.append(
+                BuildError(where=where, message=_block_message(lines, b) or "collection error", span=out.span(b.start, b.end))
+            )
+        collected_paths = {be.where for be in build_errors}
+
+        # Ids: summary first, then -v lines.
+        entries: list[tuple[str, str, str, int]] = []
+        for kind, ident, msg, idx in summary_ids:
+            if "::" not in ident:
+                if ident not in collected_paths:
+                    build_errors.append(BuildError(where=ident, message=one_line(msg or "collection error"), span=out.span(idx, idx + 1)))
+                    collected_paths.add(ident)
+                continue
+            entries.append((kind, ident, msg, idx))
+        if not entries:
+            for ident, (st, idx) in verbose.items():
+                if st in ("FAILED", "ERROR"):
+                    entries.append((st, ident, "", idx))
+
+        used_blocks: set[int] = set()
+        blockless: list[Failure] = []
+        seen_ids: set[tuple[str, str]] = set()
+        for kind, ident, msg, idx in entries:
+            if (kind, ident) in seen_ids:
+                continue
+            seen_ids.add((kind, ident))
+            bi = _match_block(test_blocks, used_blocks, kind, ident, lines)
+            file = ident.split("::", 1)[0]
+            if bi is not None:
+                used_blocks.add(bi)
+                b = test_blocks[bi]
+                loc_file, loc_line = _block_location(lines, b, file)
+                message = _block_message(lines, b) or msg
+                span = out.span(b.start, b.end)
+            else:
+                loc_file, loc_line = file, None
+                message = msg
+                span = out.span(idx, idx + 1)
+            failure = Failure(
+                id=ident,
+                kind="error" if kind == "ERROR" else "failed",
+                file=loc_file or file,
+                line=loc_line,
+                message=one_line(message),
+                span=span,
+            )
+            failures.append(failure)
+            if bi is None:
+                blockless.append(failure)
+
+        # Blocks pytest printed without any id for them (e.g. -rN): name them from title + file.
+        for bi, b in enumerate(test_blocks):
+            if bi in used_blocks:
+                continue
+            kind = "error" if b.title.startswith("ERROR at ") else "failed"
+            title = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
+            loc_file, loc_line = _block_location(lines, b, None)
+            ident = _id_from_title(title, loc_file)
+            failures.append(
+                Failure(id=ident, kind=kind, file=loc_file, line=loc_line,
+                        message=one_line(_block_message(lines, b)), span=out.span(b.start, b.end))
+            )
+
+        # --tb=line: failures are bare `path:line: message` lines with no block header.
+        if blockless:
+            _attach_line_mode(out, blockless)
+
+        for idx, msg in usage_errors:
+            build_errors.append(BuildError(where=None, message=one_line(msg), span=out.span(idx, idx + 1)))
+
+        summary_span = None
+        if summary_idx is not None:
+            first = summary_idx
+            while first > 0 and _BANG.match(lines[first - 1]):
+                first -= 1
+            summary_span = out.span(first, summary_idx + 1)
+
+        fmt = "verbose" if verbose else "text"
+        return Facts(
+            profile=NAME,
+            profile_version=VERSION,
+            tool_version=tool_version,
+            format=fmt,
+            recognized=True,
+            exit_code=exit_code,
+            counts=counts,
+            failures=failures,
+            build_errors=build_errors,
+            summary=summary_span,
+            notes=notes if summary_idx is not None else notes + ["no final summary line: run did not finish"],
+            total_lines=n,
+        )
+
+
+def _title_of(ident: str) -> str:
+    """The block title pytest prints for a nodeid: its name parts joined by '.'."""
+    parts = ident.split("::")[1:]
+    return ".".join(parts)
+
+
+def _match_block(blocks: list[_Block], used: set[int], kind: str, ident: str, lines: list[str]) -> int | None:
+    title = _title_of(ident)
+    file = ident.split("::", 1)[0]
+    candidates = []
+    for bi, b in enumerate(blocks):
+        if bi in used:
+            continue
+        t = b.title
+        if kind == "ERROR":
+            t = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", t)
+        elif t.startswith("ERROR at "):
+            continue
+        if t == title or t == ident or t.endswith("." + title) or title.endswith("." + t) and "[" not in t:
+            candidates.append(bi)
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    for bi in candidates:  # same title in several files: the block that mentions our file
+        b = blocks[bi]
+        if any(s.startswith(file + ":") or ("/" + file + ":") in s for s in lines[b.start : b.end]):
+            return bi
+    return candidates[0]
+
+
+def _block_location(lines: list[str], b: _Block, want_file: str | None) -> tuple[str | None, int | None]:
+    found: list[tuple[str, int]] = []
+    for s in lines[b.start + 1 : b.end]:
+        m = _LOCATION.match(s)
+        if m:
+            found.append((m.group("file"), int(m.group("line"))))
+    if not found:
+        return want_file, None
+    if want_file:
+        for f, ln in found:
+            if f == want_file or f.endswith("/" + want_file):
+                return want_file, ln
+    return found[-1]
+
+
+def _block_message(lines: list[str], b: _Block) -> str:
+    body = lines[b.start + 1 : b.end]
+    for s in body:
+        m = _ELINE.match(s)
+        if m:
+            return m.group(1)
+    for s in reversed(body):
+        if _EXC_LINE.match(s):
+            return s
+    for s in body:
+        if s.strip():
+            return s.strip()
+    return ""
+
+
+def _id_from_title(title: str, file: str | None) -> str | None:
+    if not file:
+        return None
+    base, bracket, param = title.partition("[")
+    return file + "::" + base.replace(".", "::") + bracket + param
+
+
+def _attach_line_mode(out: Output, failures: list[Failure]) -> None:
+    """--tb=line: give each failure (in order) its `path:line: message` line as detail."""
+    lines = out.lines
+    in_failures = False
+    chunks: list[tuple[int, int, str, int, str]] = []
+    chunk_start = None
+    for i, s in enumerate(lines):
+        m = _SECTION.match(s)
+        if m:
+            in_failures = m.group(1).strip() == "FAILURES"
+            chunk_start = i + 1
+            continue
+        if not in_failures:
+            continue
+        ml = _LOCATION.match(s)
+        if ml and ml.group("rest"):
+            chunks.append((chunk_start, i + 1, ml.group("file"), int(ml.group("line")), ml.group("rest")))
+            chunk_start = i + 1
+    targets = [f for f in failures if f.kind == "failed"]
+    if not chunks or len(chunks) != len(targets):
+        return
+    for f, (a, b, file, line, rest) in zip(targets, chunks):
+        f.span = out.span(a, b)
+        f.line = line
+        rel = f.file or ""
+        if rel and file.endswith("/" + rel):
+            file = rel
+        f.file = file
+        if not f.message or f.message.endswith("..."):
+            f.message = one_line(rest)
+
+
+PROFILE = PytestProfile()

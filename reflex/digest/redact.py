@@ -1,0 +1,99 @@
+"""Secret redaction for everything ctx shows an agent.  STDLIB-ONLY.
+
+Used by digests and by `ctx get` / `ctx search` on the fast path, so it
+imports nothing beyond the standard library (importing this module does not
+import the rest of reflex.digest's dependencies: reflex/digest/__init__.py
+imports lazily).
+
+What is redacted, and why each pattern is narrow: a test log legitimately
+contains hashes, ids and base64; redacting them would hide evidence.  Only
+shapes that are unambiguous credentials are replaced, each by
+``[REDACTED:<kind>]``:
+
+- PEM private key blocks (BEGIN … PRIVATE KEY … END), the whole block;
+- AWS access key ids (AKIA/ASIA…) and `aws_secret_access_key = <40 chars>`;
+- GitHub tokens (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), GitLab (glpat-…);
+- Slack tokens (xoxb-/xoxp-/…) and Slack webhook URLs;
+- Google API keys (AIza…), Stripe live keys, OpenAI/Anthropic style `sk-…` keys;
+- JSON Web Tokens (three base64url parts starting eyJ);
+- credentials in URLs (`scheme://user:password@host`: the password) and
+  `password=`/`token=`/`secret=` query parameters.
+
+Redaction never changes the number of lines of a text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END ([A-Z0-9 ]*)PRIVATE KEY(?: BLOCK)?-----")
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    # (kind, pattern, group to replace: 0 = whole match)
+    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b"), 0),
+    ("aws-secret", re.compile(r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b"), 1),
+    ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), 0),
+    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), 0),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"), 0),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
+    ("stripe-key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b"), 0),
+    ("api-key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{32,}"), 0),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
+    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"), 1),
+    ("url-secret", re.compile(r"(?i)[?&](?:password|passwd|pwd|token|secret|api_?key|access_token)=([^&\s#]+)"), 1),
+)
+
+
+def _sub_group(kind: str, group: int):
+    def repl(m: re.Match[str]) -> str:
+        if group == 0:
+            return f"[REDACTED:{kind}]"
+        s, e = m.span(group)
+        base = m.start(0)
+        whole = m.group(0)
+        return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
+
+    return repl
+
+
+def redact_line(line: str) -> str:
+    """Single-line patterns only (no PEM blocks); cheap when there is nothing to find."""
+    for kind, pattern, group in _PATTERNS:
+        if pattern.search(line):
+            line = pattern.sub(_sub_group(kind, group), line)
+    return line
+
+
+def private_key_lines(lines: list[str]) -> set[int]:
+    """Indexes of lines that belong to a PEM private key block (BEGIN through END).
+
+    An unterminated block runs to the end: half a key is still a secret.
+    """
+    inside: set[int] = set()
+    i, n = 0, len(lines)
+    while i < n:
+        if "PRIVATE KEY" in lines[i] and _PEM_BEGIN.search(lines[i]):
+            j = i
+            while j < n:
+                inside.add(j)
+                if _PEM_END.search(lines[j]) and (j > i or _PEM_END.search(lines[i][_PEM_BEGIN.search(lines[i]).end():])):
+                    break
+                j += 1
+            i = j + 1
+        else:
+            i += 1
+    return inside
+
+
+def redact_lines(lines: list[str]) -> list[str]:
+    """Redact a list of lines: PEM blocks become one marker per line, the rest per line."""
+    keys = private_key_lines(lines) if any("PRIVATE KEY" in s for s in lines) else set()
+    return ["[REDACTED:private-key]" if i in keys else redact_line(s) for i, s in enumerate(lines)]
+
+
+def redact(text: str) -> str:
+    """Redact every known secret shape in `text` (same number of lines out as in)."""
+    return "\n".join(redact_lines(text.split("\n")))

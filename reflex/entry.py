@@ -1,0 +1,37 @@
+"""The `ctx` console entry: agent-facing commands on a stdlib-only fast path.
+
+`ctx hook`, `ctx run`, `ctx get` and `ctx search` run on every tool call or
+inside the agent's loop, so they are dispatched here without importing click,
+pydantic, sqlite_utils or tiktoken.  Everything else is the click CLI
+(reflex.cli), which may import anything.
+
+When started from the -S launcher (see reflex.launcher), site-packages are
+not on sys.path; the slow path turns them on before importing the CLI.
+"""
+
+import sys
+
+FAST = {
+    "hook": ("reflex.hook", "main"),
+    "run": ("reflex.runner", "main"),
+    "get": ("reflex.retrieve", "get_main"),
+    "search": ("reflex.retrieve", "search_main"),
+}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in FAST and not any(a in ("-h", "--help") for a in argv[1:2]):
+        mod, fn = FAST[argv[0]]
+        __import__(mod)
+        code = getattr(sys.modules[mod], fn)(argv[1:])
+        sys.exit(code)
+    if sys.flags.no_site:
+        import site
+        site.main()
+    from reflex.cli import main as cli_main
+    cli_main(argv)
+
+
+if __name__ == "__main__":
+    main()

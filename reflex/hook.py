@@ -1,0 +1,147 @@
+"""`ctx hook <harness>`: the per-tool-call entry point (the shim).
+
+Contract with the harness (Claude Code): read one payload on stdin, print at
+most one JSON object on stdout, exit 0, never block.  The fast path forwards
+the raw payload bytes to the daemon and prints its answer: no json, no socket
+module, no parsing at all here.  Only when the daemon cannot answer in time
+does the slow path run: decode the payload, apply the safety plane locally
+(safety never depends on the daemon), spool the event for the daemon to ingest
+later, and start the daemon for the next call.
+
+stdlib-only, and import-lean on purpose: every millisecond here is paid on
+every tool call.
+"""
+
+import os
+import sys
+import time
+
+from . import client, paths as paths_mod, wire
+from .payload import MAX_PAYLOAD
+
+CONNECT_TIMEOUT = 0.05
+REPLY_TIMEOUT = float(os.environ.get("CTX_HOOK_REPLY_TIMEOUT", "1.5"))
+
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _read_stdin():
+    """Up to MAX_PAYLOAD bytes; the rest is drained so the writer never sees EPIPE."""
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None:
+        return b"", False
+    try:
+        data = stream.read(MAX_PAYLOAD + 1)
+    except OSError:
+        return b"", False
+    if len(data) <= MAX_PAYLOAD:
+        return data, False
+    try:
+        while stream.read(1 << 20):
+            pass
+    except OSError:
+        pass
+    return data[:MAX_PAYLOAD], True
+
+
+def main(argv):
+    """Never raises and always exits 0: ctx's own failure must not block the agent."""
+    try:
+        return _main(argv)
+    except BaseException as e:  # noqa: BLE001 - the contract is "never block"
+        if isinstance(e, KeyboardInterrupt):
+            return 0
+        try:
+            sys.stderr.write("ctx hook: internal error (%s: %s); call passed through\n" % (type(e).__name__, e))
+        except Exception:
+            pass
+        return 0
+
+
+def _main(argv):
+    harness = argv[0] if argv else "claude"
+    if not harness or not set(harness) <= _SAFE or len(harness) > 32:
+        sys.stderr.write("ctx hook: unknown harness %r\n" % harness[:40])
+        return 0
+    t0 = time.time()
+    data, truncated = _read_stdin()
+    paths = paths_mod.resolve()
+    uid = os.urandom(10).hex()
+    head = ('{"v":%d,"op":"hook","harness":"%s","uid":"%s","ts":%.6f,"pid":%d,"trunc":%s%s,"len":%d}\n'
+            % (wire.PROTOCOL, harness, uid, t0, os.getpid(), "true" if truncated else "false",
+               _env_fields(), len(data))).encode()
+    try:
+        reply, body = client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
+                                     reply_timeout=REPLY_TIMEOUT)
+    except client.Unavailable as e:
+        return _fallback(paths, harness, head, data, truncated, uid, str(e))
+    if not wire.header_true(reply, "ok"):
+        return _fallback(paths, harness, head, data, truncated, uid, "daemon refused: %s" % reply[:200])
+    n_out = wire.header_int(reply, "out", 0) or 0
+    out, err = body[:n_out], body[n_out:]
+    _emit(out, err)
+    return 0
+
+
+def _env_fields():
+    """The hook's own view of the environment that decisions depend on.
+
+    The daemon was started by some earlier process with another environment;
+    passing these makes its decisions (safety above all) identical to what the
+    shim would decide locally.  Encoded by wire.json_str because json costs ~5 ms to import.
+    """
+    parts = []
+    for key, name in (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME")):
+        value = os.environ.get(name)
+        if value and len(value) < 4096:
+            parts.append(',"%s":%s' % (key, wire.json_str(value)))
+    return "".join(parts)
+
+
+def _emit(out, err):
+    if err:
+        try:
+            sys.stderr.buffer.write(err)
+            sys.stderr.flush()
+        except OSError:
+            pass
+    if out:
+        try:
+            sys.stdout.buffer.write(out)
+            sys.stdout.flush()
+        except OSError:
+            pass
+
+
+def _fallback(paths, harness, head, data, truncated, uid, why):
+    """Daemon unreachable: decide locally (safety only), spool, start the daemon."""
+    from . import spool
+    try:
+        from . import local_decision
+        answer, err, local = local_decision.decide(harness, data, truncated)
+    except Exception as e:  # a broken safety module must not lose the event
+        answer, err, local = b"", ("ctx hook: local decision failed: %r\n" % (e,)).encode(), "error"
+    # The spooled header records what the shim decided, so the ledger shows
+    # what actually happened to this call rather than what the daemon would
+    # have said.
+    head = head[:-2] + (',"spooled":true,"local":"%s"}\n' % local).encode()
+    try:
+        spool.write(paths.spool, uid, head + data)
+    except OSError as e:
+        err = (err or b"") + ("ctx: could not spool event (%s); it is lost\n" % e).encode()
+    try:
+        client.spawn_daemon(paths)
+    except OSError:
+        pass
+    _log(paths, "hook fallback (%s): %s" % (harness, why))
+    _emit(answer, err)
+    return 0
+
+
+def _log(paths, line):
+    try:
+        os.makedirs(os.path.dirname(paths.log), mode=0o700, exist_ok=True)
+        with open(paths.log, "a") as f:
+            f.write("%s shim[%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), line))
+    except OSError:
+        pass

@@ -1,0 +1,215 @@
+"""Merging ctx's hook entries into Claude Code settings, and taking them out.
+
+Rules (each learned from a peer's bug report):
+- idempotent: our entries are recognised by their command/URL and replaced,
+  never duplicated; entries that are not ours are never touched;
+- the file is backed up before any change and written atomically, keeping its
+  mode; a settings file that is not valid JSON is refused, not overwritten;
+- explicit small timeouts (seconds, not milliseconds);
+- PostToolUse AND PostToolUseFailure: non-zero Bash exits arrive only on the
+  latter;
+- SessionStart is always a command hook, even with the http transport: it is
+  what starts the daemon when a session begins.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import time
+
+from . import config as config_mod
+
+PRE_MATCHER = "Bash|Read|Grep|Glob|Edit|MultiEdit|Write|NotebookEdit"
+POST_MATCHER = "Bash"
+TOOL_TIMEOUT_S = 5
+SESSION_TIMEOUT_S = 5
+EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd")
+
+
+class InstallError(Exception):
+    pass
+
+
+def settings_path(scope, project_dir=None, home=None):
+    home = home or os.path.expanduser("~")
+    if scope == "user":
+        return os.path.join(home, ".claude", "settings.json")
+    if scope == "project":
+        return os.path.join(project_dir or os.getcwd(), ".claude", "settings.json")
+    raise InstallError("scope must be user or project, not %r" % scope)
+
+
+def is_ours(handler):
+    if not isinstance(handler, dict):
+        return False
+    if handler.get("type") == "command":
+        cmd = str(handler.get("command", "")).strip()
+        parts = cmd.split()
+        return len(parts) >= 3 and os.path.basename(parts[0].strip("'\"")) == "ctx" \
+            and parts[-2:] == ["hook", "claude"]
+    if handler.get("type") == "http":
+        url = str(handler.get("url", ""))
+        return url.startswith("http://127.0.0.1:") and url.endswith("/hook/claude")
+    return False
+
+
+def hook_entries(launcher, transport="command", port=None, token=None):
+    """{event: [matcher group]} for our hooks."""
+    cmd = {"type": "command", "command": "%s hook claude" % _quote(launcher)}
+
+    def command_handler(timeout):
+        return dict(cmd, timeout=timeout)
+
+    def tool_handler():
+        if transport == "http":
+            return {"type": "http", "url": "http://127.0.0.1:%d/hook/claude" % port,
+                    "headers": {"Authorization": "Bearer %s" % token}, "timeout": TOOL_TIMEOUT_S}
+        return command_handler(TOOL_TIMEOUT_S)
+
+    return {
+        "PreToolUse": [{"matcher": PRE_MATCHER, "hooks": [tool_handler()]}],
+        "PostToolUse": [{"matcher": POST_MATCHER, "hooks": [tool_handler()]}],
+        "PostToolUseFailure": [{"matcher": POST_MATCHER, "hooks": [tool_handler()]}],
+        "SessionStart": [{"hooks": [command_handler(SESSION_TIMEOUT_S)]}],
+        "SessionEnd": [{"hooks": [tool_handler() if transport == "http" else command_handler(SESSION_TIMEOUT_S)]}],
+    }
+
+
+def _quote(path):
+    import shlex
+    return shlex.quote(path)
+
+
+def load_settings(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}, None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise InstallError("%s is not valid JSON (%s); fix it first, ctx will not overwrite it" % (path, e))
+    if not isinstance(data, dict):
+        raise InstallError("%s does not hold a JSON object" % path)
+    return data, text
+
+
+def strip_ours(settings):
+    """A copy of settings without ctx's handlers; empty groups/events removed."""
+    out = json.loads(json.dumps(settings))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            handlers = [h for h in group["hooks"] if not is_ours(h)]
+            if handlers:
+                g = dict(group)
+                g["hooks"] = handlers
+                kept_groups.append(g)
+            elif len(handlers) == len(group["hooks"]):
+                kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del out["hooks"]
+    return out
+
+
+def merged(settings, entries):
+    out = strip_ours(settings)
+    hooks = out.setdefault("hooks", {})
+    for event, groups in entries.items():
+        hooks.setdefault(event, [])
+        hooks[event].extend(groups)
+    return out
+
+
+def write_settings(path, data, original_text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    backup = None
+    if original_text is not None:
+        backup = "%s.ctx-backup-%s" % (path, time.strftime("%Y%m%d-%H%M%S"))
+        n = 1
+        while os.path.exists(backup):
+            n += 1
+            backup = "%s.ctx-backup-%s-%d" % (path, time.strftime("%Y%m%d-%H%M%S"), n)
+        shutil.copy2(path, backup)
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o600
+    tmp = "%s.ctx-tmp-%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    return backup
+
+
+def ensure_token(paths):
+    try:
+        with open(paths.http_token) as f:
+            tok = f.read().strip()
+            if tok:
+                return tok
+    except OSError:
+        pass
+    tok = secrets.token_urlsafe(24)
+    os.makedirs(paths.home, mode=0o700, exist_ok=True)
+    fd = os.open(paths.http_token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(tok + "\n")
+    return tok
+
+
+def install(paths, settings_file, *, launcher, transport="command", port=None, dry_run=False):
+    """Merge our entries into settings_file.  Returns (new_settings, changed, backup)."""
+    if transport not in ("command", "http"):
+        raise InstallError("transport must be command or http")
+    token = None
+    if transport == "http":
+        if not port:
+            raise InstallError("the http transport needs --port")
+        token = ensure_token(paths) if not dry_run else "<token>"
+    current, text = load_settings(settings_file)
+    new = merged(current, hook_entries(launcher, transport, port, token))
+    changed = new != current
+    backup = None
+    if not dry_run:
+        if changed:
+            backup = write_settings(settings_file, new, text)
+        cfg = config_mod.load(paths.config)
+        files = [f for f in cfg.get("installed_settings") or [] if f != settings_file]
+        cfg["installed_settings"] = files + [os.path.abspath(settings_file)]
+        cfg["launcher"] = launcher
+        if transport == "http":
+            cfg["http_port"] = int(port)
+        config_mod.save(paths.config, cfg)
+    return new, changed, backup
+
+
+def uninstall(paths, settings_file, *, dry_run=False):
+    current, text = load_settings(settings_file)
+    new = strip_ours(current)
+    changed = new != current
+    backup = None
+    if not dry_run:
+        if changed:
+            backup = write_settings(settings_file, new, text)
+        cfg = config_mod.load(paths.config)
+        cfg["installed_settings"] = [f for f in cfg.get("installed_settings") or []
+                                     if f != os.path.abspath(settings_file)]
+        config_mod.save(paths.config, cfg)
+    return new, changed, backup

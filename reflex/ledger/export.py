@@ -1,0 +1,35 @@
+"""`ctx ledger export`: the ledger as JSONL (one event per line, global order)."""
+
+import json
+import sqlite3
+
+from . import schema
+
+
+def iter_events(ledger_path, session=None):
+    conn = sqlite3.connect("file:%s?mode=ro" % ledger_path, uri=True)
+    cols = ("id",) + schema.EVENT_COLUMNS
+    sql = "SELECT %s FROM events" % ", ".join(cols)
+    args = ()
+    if session:
+        sql += " WHERE session_id = ?"
+        args = (session,)
+    sql += " ORDER BY id"
+    try:
+        for row in conn.execute(sql, args):
+            r = dict(zip(cols, row))
+            try:
+                r["data"] = json.loads(r["data"])
+            except (TypeError, ValueError):
+                pass
+            yield r
+    finally:
+        conn.close()
+
+
+def export_jsonl(ledger_path, out, session=None):
+    n = 0
+    for r in iter_events(ledger_path, session):
+        out.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
+        n += 1
+    return n

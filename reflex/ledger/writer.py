@@ -1,0 +1,193 @@
+"""The single ledger writer: one thread, group commit, ack after commit.
+
+Every handler in the daemon submits records here and waits for the returned
+future; the thread drains whatever has queued up, writes it in one
+transaction, commits, and only then resolves the futures.  So an answer the
+daemon gives always describes an event that is already durable, and one
+commit is amortised over all the events that arrived while the previous one
+was being written (that is where the throughput comes from).
+
+Sequence numbers and the hash chain are assigned here, the only place rows
+are ordered, so both are gap-free by construction.  A uid that is already in
+the ledger is acknowledged as a duplicate and not written again: that is what
+makes spool ingestion exactly-once.
+"""
+
+import queue
+import threading
+import time
+from concurrent.futures import Future
+
+from . import chain, schema
+from .db import open_ledger
+
+
+class Submission:
+    __slots__ = ("event", "run", "session", "future")
+
+    def __init__(self, event, run=None, session=None):
+        self.event = event
+        self.run = run
+        self.session = session
+        self.future = Future()
+
+
+class Written:
+    __slots__ = ("uid", "session_id", "seq", "duplicate", "rowid")
+
+    def __init__(self, uid, session_id, seq, duplicate, rowid=None):
+        self.uid = uid
+        self.session_id = session_id
+        self.seq = seq
+        self.duplicate = duplicate
+        self.rowid = rowid
+
+
+_STOP = object()
+_EVENT_SQL = "INSERT INTO events (%s) VALUES (%s)" % (
+    ", ".join(schema.EVENT_COLUMNS), ", ".join("?" * len(schema.EVENT_COLUMNS)))
+_RUN_SQL = "INSERT INTO runs (%s) VALUES (%s)" % (
+    ", ".join(schema.RUN_COLUMNS), ", ".join("?" * len(schema.RUN_COLUMNS)))
+_EVENT_KEYS = frozenset(schema.EVENT_COLUMNS) - {"seq", "prev_hash", "hash"}
+_RUN_KEYS = frozenset(schema.RUN_COLUMNS)
+_SESSION_SQL = "INSERT OR IGNORE INTO sessions (session_id, harness, first_ts, cwd) VALUES (?, ?, ?, ?)"
+
+
+class LedgerWriter:
+    def __init__(self, path, *, max_batch=512, log=None):
+        self.path = path
+        self.max_batch = max_batch
+        self._log = log or (lambda msg: None)
+        self._q = queue.SimpleQueue()
+        self._ready = threading.Event()
+        self._open_error = None
+        self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+        self.stats = {"events": 0, "duplicates": 0, "commits": 0, "errors": 0}
+
+    def start(self):
+        self._thread.start()
+        self._ready.wait()
+        if self._open_error is not None:
+            raise self._open_error
+        return self
+
+    def submit(self, event, run=None, session=None):
+        # A misspelled field must fail loudly, not vanish: explicit column
+        # lists would otherwise just ignore it.
+        unknown = set(event) - _EVENT_KEYS
+        if run is not None:
+            unknown |= {"run." + k for k in set(run) - _RUN_KEYS}
+        sub = Submission(event, run, session)
+        if unknown:
+            sub.future.set_exception(ValueError("unknown ledger fields: %s" % ", ".join(sorted(unknown))))
+            return sub.future
+        self._q.put(sub)
+        return sub.future
+
+    def close(self, timeout=30):
+        """Flush everything submitted so far, commit, close."""
+        self._q.put(_STOP)
+        self._thread.join(timeout)
+
+    # -- the thread -----------------------------------------------------
+    def _run(self):
+        try:
+            db = open_ledger(self.path)
+        except Exception as e:  # surfaced to start()
+            self._open_error = e
+            self._ready.set()
+            return
+        conn = db.conn
+        row = conn.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+        self._last_hash = row[0] if row else chain.GENESIS
+        self._seq = {}
+        self._ready.set()
+        stopping = False
+        while not stopping:
+            first = self._q.get()
+            if first is _STOP:
+                break
+            batch = [first]
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stopping = True
+                    break
+                batch.append(nxt)
+            self._write(conn, batch)
+        conn.close()
+
+    def _next_seq(self, conn, session_id):
+        seq = self._seq.get(session_id)
+        if seq is None:
+            row = conn.execute("SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,)).fetchone()
+            seq = row[0] or 0
+        seq += 1
+        self._seq[session_id] = seq
+        return seq
+
+    def _write(self, conn, batch):
+        if not self._write_batch(conn, batch) and len(batch) > 1:
+            # Retry one by one so a single bad record fails alone.
+            for sub in batch:
+                self._write_batch(conn, [sub])
+
+    def _write_batch(self, conn, batch):
+        results = []
+        saved_hash = self._last_hash
+        saved_seq = dict(self._seq)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            seen = set()
+            for sub in batch:
+                ev = sub.event
+                uid = ev["uid"]
+                dup = uid in seen or conn.execute(
+                    "SELECT session_id, seq FROM events WHERE uid = ?", (uid,)).fetchone()
+                if dup:
+                    if dup is True:
+                        results.append((sub, Written(uid, ev["session_id"], None, True)))
+                    else:
+                        results.append((sub, Written(uid, dup[0], dup[1], True)))
+                    continue
+                seen.add(uid)
+                if sub.session is not None:
+                    s = sub.session
+                    conn.execute(_SESSION_SQL, (s["session_id"], s["harness"], s["first_ts"], s.get("cwd")))
+                row = dict(ev)
+                row["seq"] = self._next_seq(conn, row["session_id"])
+                row.setdefault("recorded_at", time.time())
+                row["prev_hash"] = self._last_hash
+                row["hash"] = chain.link(self._last_hash, row)
+                cur = conn.execute(_EVENT_SQL, [row.get(c) for c in schema.EVENT_COLUMNS])
+                self._last_hash = row["hash"]
+                if sub.run is not None:
+                    conn.execute(_RUN_SQL, [sub.run.get(c) for c in schema.RUN_COLUMNS])
+                results.append((sub, Written(uid, row["session_id"], row["seq"], False, cur.lastrowid)))
+            conn.execute("COMMIT")
+        except Exception as e:
+            # The whole batch failed (disk full, constraint bug): roll back
+            # the in-memory chain too, and fail every submitter so each can
+            # fall back (the hook shim spools; nothing is silently dropped).
+            try:
+                conn.execute("ROLLBACK")
+            except Exception:
+                pass
+            self._last_hash = saved_hash
+            self._seq = saved_seq
+            if len(batch) == 1:
+                self.stats["errors"] += 1
+                self._log("ledger write failed: %r" % (e,))
+                batch[0].future.set_exception(e)
+            return False
+        self.stats["commits"] += 1
+        for sub, written in results:
+            if written.duplicate:
+                self.stats["duplicates"] += 1
+            else:
+                self.stats["events"] += 1
+            sub.future.set_result(written)
+        return True

@@ -1,0 +1,145 @@
+"""`ctx run -- CMD...`: run a command, keep its full output, print what the daemon says.
+
+Contract with the agent: the command runs with bash semantics in the current
+directory, stdin passes through, the exit code is the command's own (128+N
+when a signal N killed it), and stdout+stderr are captured merged, in order,
+exactly as the command wrote them (one file descriptor shared by both, as
+`2>&1` would).  The capture goes to a 0600 file under CTX_HOME/captures; the
+daemon turns it into a blob and a ledger row and answers with what to print.
+Without a daemon the raw output is printed unchanged and the capture is
+spooled, so nothing is lost and the exit code is kept.
+
+stdlib-only: no subprocess (it imports threading/selectors), no json.
+"""
+
+import os
+import signal
+import sys
+import time
+
+from . import client, paths as paths_mod, wire
+
+FINISH_TIMEOUT = float(os.environ.get("CTX_RUN_FINISH_TIMEOUT", "10"))
+
+
+def _shell():
+    for sh in ("/bin/bash", "/usr/bin/bash", "/bin/sh"):
+        if os.access(sh, os.X_OK):
+            return sh
+    return "/bin/sh"
+
+
+def command_from_argv(argv):
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        return None
+    if len(argv) == 1:
+        return argv[0]
+    import shlex
+    return shlex.join(argv)
+
+
+def main(argv):
+    command = command_from_argv(argv)
+    if command is None:
+        sys.stderr.write("usage: ctx run -- COMMAND [ARGS...]\n")
+        return 2
+    paths = paths_mod.resolve()
+    uid = os.urandom(10).hex()
+    try:
+        os.makedirs(paths.captures, mode=0o700, exist_ok=True)
+        capture = os.path.join(paths.captures, uid + ".out")
+        cfd = os.open(capture, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        # Cannot capture (disk full, read-only home): run the command plainly.
+        sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
+        sys.stdout.flush()
+        os.execv(_shell(), [_shell(), "-c", command])
+    t0 = time.time()
+    code = _run(command, cfd)
+    duration_ms = (time.time() - t0) * 1000.0
+    head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
+            '"session":%s,"exit":%d,"duration_ms":%.3f}\n'
+            % (wire.PROTOCOL, uid, t0, wire.json_str(capture), wire.json_str(command),
+               wire.json_str(os.getcwd()), wire.json_str(os.environ.get("CLAUDE_CODE_SESSION_ID", "")),
+               code, duration_ms)).encode()
+    try:
+        reply, body = client.request(paths, head, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
+        ok = wire.header_true(reply, "ok")
+    except client.Unavailable:
+        ok = False
+    if ok:
+        n_out = wire.header_int(reply, "out", 0) or 0
+        if wire.header_true(reply, "print_raw"):
+            _copy_to_stdout(cfd)
+        _write(body[:n_out])
+        os.close(cfd)
+        return code
+    # Fail open: raw output, capture spooled for the daemon to ingest later.
+    _copy_to_stdout(cfd)
+    os.close(cfd)
+    from . import spool
+    try:
+        spool.write(paths.spool, uid, head[:-2] + b',"spooled":true}\n')
+    except OSError:
+        pass
+    try:
+        client.spawn_daemon(paths)
+    except OSError:
+        pass
+    return code
+
+
+def _run(command, out_fd):
+    sh = _shell()
+    pid = os.posix_spawn(sh, [sh, "-c", command], os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, out_fd, 1),
+                                       (os.POSIX_SPAWN_DUP2, out_fd, 2)])
+
+    def forward(signum, _frame):
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, forward)
+    # SIGINT from a terminal reaches the child through the process group;
+    # we only need to survive it long enough to record the run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _copy_to_stdout(fd):
+    os.lseek(fd, 0, os.SEEK_SET)
+    sys.stdout.flush()
+    out = sys.stdout.fileno()
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        _write_fd(out, chunk)
+
+
+def _write(data):
+    if data:
+        sys.stdout.flush()
+        _write_fd(sys.stdout.fileno(), data)
+
+
+def _write_fd(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BrokenPipeError:
+            return  # the reader went away (`| head`); the exit code still stands
+        view = view[n:]

@@ -1,0 +1,97 @@
+"""Token counting: the one place ctx counts tokens.
+
+Every budget in ctx is expressed in o200k_base tokens and checked by encoding
+the exact text, never by a bytes/4 estimate: a digest that claims to fit its
+budget must fit it.  The encoding is loaded once per process (≈0.2–0.7 s), on
+first use, and cached; the daemon pays that once and stays warm.
+
+Program output is counted with `encode_ordinary`: text such as
+"<|endoftext|>" inside a test log is ordinary text to us, never a special
+token (and tiktoken would otherwise raise on it).
+
+If the encoding cannot be loaded (no cache directory, no network) every call
+raises TokenizerUnavailable; nothing falls back to estimating.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+ENCODING_NAME = "o200k_base"
+
+_lock = threading.Lock()
+_encoding = None
+_load_error: str | None = None
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The o200k_base encoding could not be loaded; token counts are unknown."""
+
+
+def _load():
+    global _encoding, _load_error
+    if _encoding is not None:
+        return _encoding
+    with _lock:
+        if _encoding is not None:
+            return _encoding
+        if _load_error is not None:
+            raise TokenizerUnavailable(_load_error)
+        try:
+            import tiktoken
+
+            _encoding = tiktoken.get_encoding(ENCODING_NAME)
+        except Exception as exc:  # tiktoken raises requests/OS/Value errors alike
+            cache = os.environ.get("TIKTOKEN_CACHE_DIR") or "(TIKTOKEN_CACHE_DIR unset)"
+            _load_error = (
+                f"cannot load tiktoken encoding {ENCODING_NAME} "
+                f"(cache: {cache}): {type(exc).__name__}: {str(exc)[:200]}"
+            )
+            raise TokenizerUnavailable(_load_error) from None
+        return _encoding
+
+
+def encode(text: str) -> list[int]:
+    """The o200k_base token ids of `text` (special-token text counted as ordinary)."""
+    return _load().encode_ordinary(text)
+
+
+def count(text: str) -> int:
+    """Exact number of o200k_base tokens in `text`."""
+    if not text:
+        return 0
+    return len(_load().encode_ordinary(text))
+
+
+def truncate_to(text: str, budget: int) -> str:
+    """The longest prefix of `text` (cut at a token boundary) with count() <= budget.
+
+    Re-tokenizing a decoded prefix can differ from the prefix of the tokens
+    (BPE merges across the cut), so the result is re-counted and shortened
+    until it fits; a cut that would split a UTF-8 character drops that
+    character rather than emitting a replacement char.
+    """
+    if budget <= 0 or not text:
+        return ""
+    enc = _load()
+    ids = enc.encode_ordinary(text)
+    if len(ids) <= budget:
+        return text
+    keep = budget
+    while keep > 0:
+        prefix = enc.decode_bytes(ids[:keep]).decode("utf-8", errors="ignore")
+        if len(enc.encode_ordinary(prefix)) <= budget:
+            return prefix
+        keep -= 1
+    return ""
+
+
+def tokenizer_status() -> tuple[bool, str]:
+    """(ok, detail) for `ctx doctor`: whether counting works, and how it was loaded."""
+    try:
+        enc = _load()
+    except TokenizerUnavailable as exc:
+        return False, str(exc)
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR", "default cache")
+    return True, f"{enc.name} loaded ({enc.n_vocab} tokens; cache: {cache})"

@@ -1,0 +1,82 @@
+"""`ctx run` and `ctx get`: exit codes, merged output, exact bytes, and life without a daemon."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from .conftest import ctx_cmd, ledger_rows
+
+
+def ctx_run(args, *, input=None, cwd=None, env=None, timeout=60):
+    return subprocess.run(ctx_cmd() + ["run", "--"] + args, input=input, capture_output=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def handle_from(stdout):
+    line = stdout.decode(errors="replace").strip().splitlines()[-1]
+    assert line.startswith("[ctx]"), line
+    return line.split("ctx get ")[-1].strip()
+
+
+@pytest.mark.parametrize("code", [0, 1, 3, 77])
+def test_exit_code_is_preserved(paths, running_daemon, code):
+    p = ctx_run(["exit %d" % code])
+    assert p.returncode == code
+
+
+def test_signal_death_maps_to_128_plus_n(paths, running_daemon):
+    p = ctx_run(["kill -TERM $$"])
+    assert p.returncode == 128 + 15
+
+
+def test_merged_output_in_order_and_stdin_passthrough(paths, running_daemon):
+    p = ctx_run(["read x; echo out1 $x; echo err1 >&2; echo out2; echo err2 >&2"], input=b"hello\n")
+    body = p.stdout.decode()
+    assert body.startswith("out1 hello\nerr1\nout2\nerr2\n")
+    assert p.stderr == b""
+
+
+def test_get_returns_exact_bytes_including_binary(paths, running_daemon, tmp_path):
+    blob = bytes(range(256)) + b"\xff\xfe invalid utf-8 \xc3\x28\n" + "ünïcödé\n".encode()
+    f = tmp_path / "b.bin"
+    f.write_bytes(blob)
+    p = ctx_run(["cat %s" % f])
+    assert p.stdout.startswith(blob)
+    h = handle_from(p.stdout)
+    g = subprocess.run(ctx_cmd() + ["get", h], capture_output=True, timeout=30)
+    assert g.returncode == 0 and g.stdout == blob
+    rows = ledger_rows(paths, "SELECT * FROM runs")
+    assert rows[0]["raw_bytes"] == len(blob) and rows[0]["handle"] == h
+    blob_file = os.path.join(paths.blobs, rows[0]["blob"][3:5], rows[0]["blob"][5:] + ".z")
+    assert os.stat(blob_file).st_mode & 0o777 == 0o600
+
+
+def test_multi_arg_form_is_quoted(paths, running_daemon):
+    p = ctx_run(["printf", "%s|", "a b", "c"])
+    assert p.stdout.startswith(b"a b|c|")
+
+
+def test_without_daemon_raw_output_exit_code_and_spool(paths, daemon):
+    p = ctx_run(["echo no daemon here; exit 4"])
+    assert p.returncode == 4
+    assert p.stdout == b"no daemon here\n", "raw output, unchanged, no footer"
+    # the shim-style fallback spawned a daemon; the run is ingested from the spool
+    deadline = time.monotonic() + 20
+    rows = []
+    while time.monotonic() < deadline:
+        if os.path.exists(paths.ledger):
+            rows = ledger_rows(paths, "SELECT * FROM runs")
+            if rows:
+                break
+        time.sleep(0.1)
+    assert len(rows) == 1 and rows[0]["exit_code"] == 4 and rows[0]["raw_bytes"] == len(b"no daemon here\n")
+    ev = ledger_rows(paths, "SELECT * FROM events WHERE kind='run'")
+    assert ev[0]["spooled"] == 1
+    assert os.listdir(paths.captures) == []
+
+
+def test_get_unknown_handle_fails_clearly(paths, running_daemon):
+    g = subprocess.run(ctx_cmd() + ["get", "r:000000000000"], capture_output=True, timeout=30)
+    assert g.returncode == 1 and b"no run with handle" in g.stderr
