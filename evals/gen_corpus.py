@@ -35,8 +35,8 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "evals" / "fixtures"
@@ -50,12 +50,6 @@ REQUIRED_META = ("family", "case", "command", "cwd", "exit_code", "tool", "tool_
 
 
 # --------------------------------------------------------------------------- running commands
-
-
-@dataclasses.dataclass
-class Run:
-    output: bytes  # stdout and stderr merged in one pipe, as `cmd 2>&1` captures them
-    exit_code: int
 
 
 def tool_path() -> str:
@@ -101,6 +95,7 @@ def sh(cmd: str, cwd: Path, env: dict[str, str], merge: bool = True) -> tuple[by
     """Run cmd through bash; merged output in the first slot unless merge is False."""
     proc = subprocess.run(
         ["bash", "-c", cmd],
+        check=False,  # a failing tool is the point: its exit code is recorded
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -307,19 +302,19 @@ def truth_pytest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str,
     t = empty_truth()
     for tc in root.iter("testcase"):
         name, classname, file = tc.get("name", ""), tc.get("classname", ""), tc.get("file")
-        if file:
-            module = file[:-3].replace("/", ".") if file.endswith(".py") else file
-            classes = classname[len(module) + 1:].split(".") if classname.startswith(module + ".") else []
-            nodeid = "::".join([file, *classes, name])
-        else:  # a collector (module) that failed to import: name is the dotted module
+        err = tc.find("error")
+        collector = err is not None and err.get("message") == "collection failure"
+        if collector:  # a module that failed to import: classname is empty, name the dotted module
             guess = name.replace(".", "/") + ".py"
-            nodeid = guess if (case.cwd / guess).exists() else name
+            nodeid = file or (guess if (case.cwd / guess).exists() else name)
+            t["collection_errors"].append(nodeid)
+        else:
+            module = file[:-3].replace("/", ".") if file and file.endswith(".py") else (file or "")
+            classes = classname[len(module) + 1:].split(".") if classname.startswith(module + ".") else []
+            nodeid = "::".join([file or classname, *classes, name])
         kinds = {child.tag for child in tc}
         if "error" in kinds:
             t["errors"].append(nodeid)
-            err = tc.find("error")
-            if not file and err is not None and "collection failure" in (err.get("message") or ""):
-                t["collection_errors"].append(nodeid)
         if "failure" in kinds:
             t["failed"].append(nodeid)
         elif "skipped" in kinds:
@@ -609,16 +604,16 @@ def rtk_side(case: Case, env: dict[str, str], raw: bytes, case_dir: Path, rtk_ve
         (case_dir / "rtk.txt").write_bytes(rtk_out)
         meta.update(rtk_command=rewrite, exit_code=rtk_rc)
         hint = re.search(rb"rtk recall ([0-9a-f]{6,})", rtk_out)
-        if hint:
-            recall, _, _ = sh(f"rtk recall {hint.group(1).decode()} --full", case.cwd, env)
-            meta["recall_full_bytes"] = len(recall)
-            meta["recall_full_equals_output"] = recall == raw
+        if hint:  # what the agent gets back when it follows RTK's hint
+            recall, _, recall_rc = sh(f"rtk recall {hint.group(1).decode()} --full", case.cwd, env)
+            (case_dir / "rtk_recall.txt").write_bytes(recall)
+            meta["recall"] = {"command": f"rtk recall {hint.group(1).decode()} --full", "exit_code": recall_rc}
     else:
         meta.update(rtk_command=None, exit_code=None,
                     note="RTK's hook leaves this command unchanged (no rewrite)")
     flt = RTK_PIPE_FILTER.get(case.family)
     if flt:
-        proc = subprocess.run(["rtk", "pipe", "-f", flt], input=raw, cwd=case.cwd, env=env,
+        proc = subprocess.run(["rtk", "pipe", "-f", flt], check=False, input=raw, cwd=case.cwd, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
         (case_dir / "rtk_pipe.txt").write_bytes(proc.stdout)
         meta["pipe"] = {"command": f"rtk pipe -f {flt} < output.txt", "exit_code": proc.returncode}
@@ -660,6 +655,7 @@ def generate(case: Case, env: dict[str, str], version: str, rtk_version: str | N
         "nondeterministic": "durations, timestamps, thread ids, addresses and the checkout's absolute path "
                             "vary between runs; ids, counts and exit codes do not",
     }
+    assert all(k in meta for k in REQUIRED_META)
     (case_dir / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     if rtk_version:
         rtk_side(case, run_env, raw, case_dir, rtk_version)

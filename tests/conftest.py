@@ -15,7 +15,11 @@ import time
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIKTOKEN_DIR = os.environ.get("TIKTOKEN_CACHE_DIR") or os.path.join(REPO, "..", "shared", "tiktoken")
+# CI and these machines have no internet: use the shared o200k_base copy when
+# it is there; elsewhere tiktoken downloads (or has cached) the encoding.
+_SHARED_TIKTOKEN = os.path.join(REPO, "..", "shared", "tiktoken")
+TIKTOKEN_DIR = os.environ.get("TIKTOKEN_CACHE_DIR") or (
+    _SHARED_TIKTOKEN if os.path.isdir(_SHARED_TIKTOKEN) else None)
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +29,8 @@ def ctx_env(tmp_path, monkeypatch):
     fake_home.mkdir()
     monkeypatch.setenv("CTX_HOME", str(home))
     monkeypatch.setenv("HOME", str(fake_home))
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.path.abspath(TIKTOKEN_DIR))
+    if TIKTOKEN_DIR:
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.path.abspath(TIKTOKEN_DIR))
     for var in ("CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "XDG_RUNTIME_DIR", "XDG_DATA_HOME",
                 "CTX_SAFETY_ALLOW"):
         monkeypatch.delenv(var, raising=False)

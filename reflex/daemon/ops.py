@@ -49,6 +49,7 @@ class Ops:
         self.started = time.time()
         self.requests = 0
         self.stop_requested = None  # set by the server
+        self.drain_spool = None     # set by the server: ingest pending spool frames
 
     async def dispatch(self, hdr, body):
         op = hdr.get("op")
@@ -88,6 +89,10 @@ class Ops:
                   "decision": "none", "data": {"code": "unknown_harness", "bytes": len(body)}}
             await self._commit(_finish(ev, 0))
             return Reply(err=("ctx hook: unknown harness %r\n" % harness).encode())
+        if not hdr.get("spooled") and self.drain_spool is not None:
+            # Events a shim spooled while no daemon answered happened BEFORE
+            # this one: ingest them first so per-session order is preserved.
+            await self.drain_spool()
         t0 = time.perf_counter()
         out, err, ev, session = self.claude.handle(hdr, body)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)

@@ -55,6 +55,8 @@ class Server:
         self.stopping = asyncio.Event()
         self.ops = Ops(self.ctx, loop, self.executor)
         self.ops.stop_requested = self.stopping.set
+        self.spool_lock = asyncio.Lock()
+        self.ops.drain_spool = self._drain_if_pending
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.stopping.set)
         self.ctx.start()
@@ -205,13 +207,22 @@ class Server:
                 _set_aside(path)
         return count
 
+    async def _drain_if_pending(self):
+        if not self.spool_lock.locked() and not spool.pending(self.paths.spool):
+            return
+        async with self.spool_lock:  # waits for an ingestion already under way
+            n = await self._ingest_spool() if spool.pending(self.paths.spool) else 0
+        if n:
+            self.log("ingested %d spooled frames before a live event" % n)
+
     async def _housekeeping(self):
         while True:
             await asyncio.sleep(SPOOL_SCAN_S)
             try:
-                if spool.pending(self.paths.spool):
+                if spool.pending(self.paths.spool) and not self.spool_lock.locked():
                     self.last_activity = time.monotonic()
-                    n = await self._ingest_spool()
+                    async with self.spool_lock:
+                        n = await self._ingest_spool()
                     if n:
                         self.log("ingested %d spooled frames" % n)
             except Exception as e:

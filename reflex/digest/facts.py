@@ -92,6 +92,7 @@ class Facts(_Model):
     tool_version: str | None = None
     format: str | None = None  # e.g. "text", "verbose", "json"
     recognized: bool
+    handed_over_from: str | None = None  # the profile that did not recognise this output
     exit_code: int | None = None
     counts: Counts = Field(default_factory=Counts)
     failures: list[Failure] = Field(default_factory=list)

@@ -9,22 +9,34 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import generic, pytest
+from reflex.digest.profiles import cargotest, eslint, generic, gotest, jest, mypy, pytest, ruff, tsc, vitest
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
 PROFILES: dict[str, Profile] = {
     "pytest": pytest.PROFILE,
+    "gotest": gotest.PROFILE,
+    "cargotest": cargotest.PROFILE,
+    "jest": jest.PROFILE,
+    "vitest": vitest.PROFILE,
+    "tsc": tsc.PROFILE,
+    "eslint": eslint.PROFILE,
+    "ruff": ruff.PROFILE,
+    "mypy": mypy.PROFILE,
     "generic": generic.PROFILE,
 }
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
     "pytest": "pytest",
+    "go-test": "gotest",
+    "go": "gotest",
+    "cargo-test": "cargotest",
+    "cargo": "cargotest",
 }
 
 # Order matters: more specific formats first.
-SNIFF_ORDER: tuple[str, ...] = ("pytest",)
+SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy")
 
 
 def sniff(raw: bytes) -> Profile:

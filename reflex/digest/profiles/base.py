@@ -42,7 +42,7 @@ def handover(raw: bytes, exit_code: int | None, command: str, tried: str) -> Fac
     from reflex.digest.profiles import generic
 
     facts = generic.PROFILE.extract(raw, exit_code, command)
-    facts.notes.insert(0, f"{tried} profile did not recognise this output; generic digest")
+    facts.handed_over_from = tried
     return facts
 
 

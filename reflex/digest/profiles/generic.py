@@ -68,6 +68,9 @@ def fold(lines: list[str], first: int, last: int) -> list[tuple[int, int, str]]:
     return runs
 
 
+_CC_FLAG = re.compile(r"\s*\[(?P<flag>-W[\w=+-]+|-f[\w=+-]+)\]$")
+
+
 class GenericProfile:
     name = NAME
     version = VERSION
@@ -85,11 +88,16 @@ class GenericProfile:
                 continue
             m = _CC_DIAG.match(s.strip())
             if m:
+                msg = m["msg"]
+                code = _CC_FLAG.search(msg)
+                if code:
+                    msg = msg[: code.start()]
                 diagnostics.append(
                     Diagnostic(
                         file=m["file"], line=int(m["line"]), col=int(m["col"]) if m["col"] else None,
+                        code=code["flag"] if code else None,
                         severity="warning" if m["sev"] == "warning" else "error",
-                        message=one_line(m["msg"]), span=out.span(i, i + 1),
+                        message=one_line(msg), span=out.span(i, i + 1),
                     )
                 )
             key = template(s)

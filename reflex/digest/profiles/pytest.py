@@ -41,6 +41,7 @@ _LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?\.py):(?P<line>\d+): ?(?P<rest>.*
 _ELINE = re.compile(r"^E {1,}(\S.*)$")
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning|Failure)\b:?.*$")
 _USAGE_ERROR = re.compile(r"^ERROR: (.+)$")
+_ROOTDIR = re.compile(r"^rootdir: (\S+)")
 
 _FAIL_SECTIONS = ("FAILURES", "ERRORS")
 
@@ -97,12 +98,16 @@ class PytestProfile:
 
         tool_version = None
         session = False
+        rootdir = None
         for s in lines[:60]:
             if _SESSION.match(s):
                 session = True
             m = _PLATFORM.match(s)
             if m:
                 tool_version = m.group(1)
+            m = _ROOTDIR.match(s)
+            if m:
+                rootdir = m.group(1).rstrip("/") + "/"
                 break
 
         # Final summary: the last line that reads like one.
@@ -265,6 +270,10 @@ class PytestProfile:
                 first -= 1
             summary_span = out.span(first, summary_idx + 1)
 
+        if rootdir:
+            for f in failures:
+                if f.file and f.file.startswith(rootdir):
+                    f.file = f.file[len(rootdir) :]
         fmt = "verbose" if verbose else "text"
         return Facts(
             profile=NAME,

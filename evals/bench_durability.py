@@ -1,0 +1,141 @@
+"""Durability: kill -9 the daemon at random moments during a multi-session run.
+
+8 client processes (one session each) deliver hook events through the shim's
+own code path while a killer sends SIGKILL to whichever daemon is running at
+random intervals; the clients' fallback (spool + spawn) restarts it.  Then:
+`ctx ledger verify` must pass, every event must be in the ledger exactly once
+(spool + ledger together), and no hook call may take longer than the hook
+timeout installed in settings (5 s).
+
+Usage: python evals/bench_durability.py [--events 10000] [--clients 8] [--seed 7]
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import sqlite3
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from evals import _common  # noqa: E402
+
+HOOK_TIMEOUT_S = 5.0
+
+
+def _payload(client_id, i):
+    return json.dumps({
+        "session_id": "dur-%d" % client_id, "hook_event_name": "PreToolUse" if i % 2 == 0 else "PostToolUse",
+        "cwd": "/tmp", "tool_name": "Bash", "tool_input": {"command": "pytest -q" if i % 3 else "ls"},
+        "tool_use_id": "toolu_%d_%d" % (client_id, i),
+        "tool_response": {"stdout": "x", "stderr": "", "interrupted": False},
+    }).encode()
+
+
+def _client(client_id, n, q):
+    from reflex import hook, paths as paths_mod
+    paths = paths_mod.resolve()
+    worst = 0.0
+    for i in range(n):
+        t0 = time.perf_counter()
+        hook.deliver(paths, "claude", _payload(client_id, i))
+        worst = max(worst, time.perf_counter() - t0)
+    q.put((client_id, worst))
+
+
+def _daemon_pid(paths):
+    try:
+        with open(paths.lock) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def run(events=10000, clients=8, seed=7, min_gap=0.2, max_gap=1.2, log=print):
+    """Returns a result dict; the caller decides what 'pass' means."""
+    paths = _common.setup_env("ctx-durability-")
+    rng = random.Random(seed)
+    proc = _common.start_daemon(paths)
+    per = events // clients
+    q = mp.Queue()
+    procs = [mp.Process(target=_client, args=(i, per, q)) for i in range(clients)]
+    kills = []
+    stop = threading.Event()
+
+    def killer():
+        while not stop.wait(rng.uniform(min_gap, max_gap)):
+            pid = _daemon_pid(paths)
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    kills.append(time.time())
+                except OSError:
+                    pass
+
+    t0 = time.time()
+    for p in procs:
+        p.start()
+    kt = threading.Thread(target=killer, daemon=True)
+    kt.start()
+    worst = [q.get() for _ in procs]
+    for p in procs:
+        p.join()
+    stop.set()
+    kt.join()
+    wall = time.time() - t0
+    # Bring a daemon up (if the last kill left none) and let it drain the spool.
+    from reflex import client, spool
+    client.spawn_daemon(paths)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            up = client.request_json(paths, "ping", connect_timeout=0.2, reply_timeout=1)[0].get("ok")
+        except client.Unavailable:
+            up = False
+        if up and not spool.pending(paths.spool):
+            break
+        time.sleep(0.2)
+    _common.stop_daemon(paths, proc)
+    try:
+        proc.wait(1)
+    except Exception:
+        pass
+    from reflex.ledger.verify import verify
+    rep = verify(paths.ledger, paths.blobs)
+    conn = sqlite3.connect(paths.ledger)
+    counts = dict(conn.execute("SELECT tool_use_id, count(*) FROM events WHERE session_id LIKE 'dur-%' "
+                               "GROUP BY tool_use_id").fetchall())
+    spooled = conn.execute("SELECT count(*) FROM events WHERE spooled=1").fetchone()[0]
+    conn.close()
+    expected = {"toolu_%d_%d" % (c, i) for c in range(clients) for i in range(per)}
+    missing = sorted(expected - set(counts))
+    dupes = sorted(k for k, v in counts.items() if v > 1)
+    res = {"machine": _common.machine(), "events": per * clients, "clients": clients, "kills": len(kills),
+           "wall_s": round(wall, 2), "verify_ok": rep.ok, "verify_problems": rep.problems[:5],
+           "missing": len(missing), "missing_sample": missing[:5], "duplicated": len(dupes),
+           "spooled_events": spooled, "remaining_spool": len(spool.pending(paths.spool)),
+           "worst_hook_call_s": round(max(w for _, w in worst), 3), "hook_timeout_s": HOOK_TIMEOUT_S}
+    res["pass"] = (rep.ok and not missing and not dupes and res["worst_hook_call_s"] < HOOK_TIMEOUT_S
+                   and res["kills"] > 0)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=10000)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args()
+    res = run(a.events, a.clients, a.seed)
+    print(json.dumps(res, indent=2))
+    print("wrote", _common.write_json("bench_durability.json", res))
+    return 0 if res["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

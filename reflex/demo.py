@@ -1,0 +1,155 @@
+"""`ctx demo`: a real daemon handling a recorded Claude Code hook session.
+
+The session in reflex/data/demo_session.jsonl was recorded from the real
+Claude Code CLI (see evals/record_demo_session.py): every hook payload it
+sent, in order.  The demo copies the small project the session worked on
+into a scratch directory, starts a daemon in a throwaway CTX_HOME, and feeds
+each payload through the real shim process (`ctx hook claude`), doing what
+Claude Code would do with each answer: run the command (rewritten or not) in
+the project, or show the model the denial.  It then prints what the ledger
+recorded and verifies it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+SESSION = os.path.join(DATA, "demo_session.jsonl")
+PROJECT = os.path.join(DATA, "demo_project")
+
+
+def load_session(path=SESSION):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _substitute(obj, mapping):
+    if isinstance(obj, str):
+        for k, v in mapping.items():
+            obj = obj.replace(k, v)
+        return obj
+    if isinstance(obj, list):
+        return [_substitute(x, mapping) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _substitute(v, mapping) for k, v in obj.items()}
+    return obj
+
+
+def prepare_project(dest):
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(PROJECT):
+        if name.startswith("__pycache__"):
+            continue
+        target = ".env" if name == "dotenv" else name
+        shutil.copy(os.path.join(PROJECT, name), os.path.join(dest, target))
+    return dest
+
+
+def run_demo(out=print, home=None, keep=False):
+    """Run the demo; returns a summary dict.  `out` receives each printed line."""
+    scratch = tempfile.mkdtemp(prefix="ctx-demo-")
+    ctx_home = home or os.path.join(scratch, "ctxhome")
+    project = prepare_project(os.path.join(scratch, "project"))
+    env = dict(os.environ, CTX_HOME=ctx_home, CLAUDE_PROJECT_DIR=project)
+    from . import daemon_control, launcher, paths as paths_mod
+    os.environ["CTX_HOME"] = ctx_home
+    paths = paths_mod.resolve()
+    ctx = launcher.write_launcher(paths)
+    out("ctx demo: CTX_HOME=%s" % ctx_home)
+    out("project: %s (calc.py with a bug, its tests, a .env with fake secrets)" % project)
+    t0 = time.time()
+    st = daemon_control.start(paths)
+    out("daemon started: pid %s in %.2fs" % (st.get("pid"), time.time() - t0))
+    out("")
+    session = load_session()
+    mapping = {"{project}": project, "{ctx}": ctx}
+    answers = {}
+    summary = {"events": 0, "rewrites": 0, "denies": 0, "runs": 0}
+    try:
+        for raw in session:
+            payload = _substitute(raw, mapping)
+            event = payload.get("hook_event_name")
+            summary["events"] += 1
+            t = time.perf_counter()
+            p = subprocess.run([ctx, "hook", "claude"], input=json.dumps(payload).encode(),
+                               capture_output=True, env=env, timeout=30)
+            ms = (time.perf_counter() - t) * 1000
+            answer = json.loads(p.stdout) if p.stdout.strip() else None
+            cmd = (payload.get("tool_input") or {}).get("command")
+            if event == "PreToolUse":
+                answers[payload.get("tool_use_id")] = answer
+                _show_pre(out, payload, answer, ms, project, env, summary)
+            elif event in ("PostToolUse", "PostToolUseFailure"):
+                code = 0 if event == "PostToolUse" else (payload.get("error") or "").split("\n", 1)[0]
+                out("  %-19s %-34s recorded (%s) [%.1f ms]" % (event, _short(cmd), code, ms))
+            else:
+                out("%-21s %-34s recorded [%.1f ms]" % (event, payload.get("source") or payload.get("reason") or "",
+                                                        ms))
+    finally:
+        time.sleep(0.2)
+        out("")
+        _report(out, paths, summary)
+        daemon_control.stop(paths)
+        if not keep and home is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return summary
+
+
+def _show_pre(out, payload, answer, ms, project, env, summary):
+    cmd = payload["tool_input"].get("command")
+    hso = (answer or {}).get("hookSpecificOutput") or {}
+    decision = hso.get("permissionDecision")
+    if decision == "deny":
+        summary["denies"] += 1
+        out("PreToolUse            %-34s DENY [%.1f ms]" % (_short(cmd), ms))
+        out("    the model is told: %s" % _short(hso.get("permissionDecisionReason", ""), 160))
+        return
+    command = cmd
+    if "updatedInput" in hso:
+        summary["rewrites"] += 1
+        command = hso["updatedInput"]["command"]
+        out("PreToolUse            %-34s REWRITE (%s) [%.1f ms]" % (_short(cmd), decision, ms))
+        out("    runs: %s" % _short(command, 120))
+    else:
+        out("PreToolUse            %-34s pass [%.1f ms]" % (_short(cmd), ms))
+    if payload.get("tool_name") != "Bash":
+        return
+    # Do what Claude Code's Bash tool would: run it in the project.
+    run_env = dict(env, CLAUDE_CODE_SESSION_ID=payload.get("session_id", ""),
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
+    p = subprocess.run(["/bin/bash", "-c", command], cwd=project, capture_output=True, env=run_env,
+                       timeout=300)
+    if "updatedInput" in hso:
+        summary["runs"] += 1
+    text = (p.stdout + p.stderr).decode(errors="replace").rstrip().splitlines()
+    out("    exit %d, %d lines; the model sees the last of them:" % (p.returncode, len(text)))
+    for line in text[-4:]:
+        out("    | " + line[:150])
+
+
+def _report(out, paths, summary):
+    import sqlite3
+    from .ledger.verify import verify
+    conn = sqlite3.connect(paths.ledger)
+    rows = conn.execute("SELECT kind, hook_event, decision, count(*) FROM events "
+                        "GROUP BY kind, hook_event, decision ORDER BY min(id)").fetchall()
+    runs = conn.execute("SELECT handle, exit_code, raw_bytes, command FROM runs ORDER BY id").fetchall()
+    conn.close()
+    out("ledger (%s):" % paths.ledger)
+    for kind, ev, dec, n in rows:
+        out("  %4d  %-8s %-20s %s" % (n, kind, ev or "", dec or ""))
+    for handle, code, size, cmd in runs:
+        out("  run %s exit %s, %d bytes stored: %s" % (handle, code, size, _short(cmd, 60)))
+    rep = verify(paths.ledger, paths.blobs)
+    out("ctx ledger verify: %s (%d events, hash chain intact)" % ("OK" if rep.ok else "FAILED", rep.counts.get("events", 0)))
+    summary["verify_ok"] = rep.ok
+
+
+def _short(s, n=34):
+    s = " ".join(str(s or "").split())
+    return s if len(s) <= n else s[:n - 1] + "…"

@@ -1,0 +1,79 @@
+"""The digest engine: raw output in, a census-first digest under an exact token budget out.
+
+    build_digest(raw, family=..., exit_code=..., command=..., handle=...) -> Digest
+
+Profiles (profiles/) parse raw bytes into Facts (facts.py); render.py lays
+Facts out at a density under a budget (budget.py), quoting program output
+only through neutralize.py and redact.py.  This package imports lazily:
+`reflex.digest.redact` and `reflex.digest.neutralize` are stdlib-only and are
+used on the `ctx get` fast path, which must not pay for pydantic or tiktoken.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reflex.digest.facts import Facts
+    from reflex.digest.render import Digest
+
+__all__ = [
+    "build_digest",
+    "extract_facts",
+    "render",
+    "Digest",
+    "HintRef",
+    "Facts",
+    "DENSITIES",
+    "DEFAULT_BUDGET",
+    "DEFAULT_BUDGETS",
+    "MIN_BUDGET",
+    "PASSTHROUGH_TOKENS",
+]
+
+
+def extract_facts(raw: bytes, *, family: str, exit_code: int | None, command: str) -> "Facts":
+    """Facts for `raw` from the profile its family (or, for npm scripts, its content) selects."""
+    from reflex.digest.profiles import extract
+
+    return extract(raw, family=family, exit_code=exit_code, command=command)
+
+
+def build_digest(
+    raw: bytes,
+    *,
+    family: str,
+    exit_code: int | None,
+    command: str,
+    handle: str,
+    density: str = "normal",
+    budget: int | None = None,
+    reason: str | None = None,
+    requested_view: str | None = None,
+    cwd: str | None = None,
+) -> "Digest":
+    """The digest of one output.  Same raw, density, budget, reason and cwd -> identical bytes.
+
+    `cwd` (the directory the command ran in) only shortens absolute paths in what is shown.
+    """
+    from reflex.digest.render import render
+
+    facts = extract_facts(raw, family=family, exit_code=exit_code, command=command)
+    return render(facts, raw, density=density, budget=budget, handle=handle, reason=reason,
+                  requested_view=requested_view, cwd=cwd)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("render", "Digest", "HintRef"):
+        from reflex.digest import render as _render
+
+        return getattr(_render, name)
+    if name == "Facts":
+        from reflex.digest.facts import Facts
+
+        return Facts
+    if name in ("DENSITIES", "DEFAULT_BUDGET", "DEFAULT_BUDGETS", "MIN_BUDGET", "PASSTHROUGH_TOKENS"):
+        from reflex.digest import budget
+
+        return getattr(budget, name)
+    raise AttributeError(name)

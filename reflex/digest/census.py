@@ -1,0 +1,284 @@
+"""The census: every build error, failing test id and diagnostic location, at three sizes.
+
+Level 0 (dense): one line per failure with its location and first message
+line, and a hint to its detail block; one line per diagnostic.
+Level 1 (normal): the same, but parametrized cases of one test that fail at
+the same place with the same exception share one entry, written
+`FAIL file::test[p1] [p2] [p3] (line N) <message>` — every id is still there:
+the first in full, the others by their bracket — with one hint.
+Level 2 (inline, or when level 1 does not fit): shorter messages, one hint
+for all failure details; diagnostics grouped by code with their locations.
+Level 3 (lean, raw-capped, requested views, or when level 2 does not fit):
+ids only; diagnostic codes with counts, and a note that their locations were
+left out, with a hint to them.  Every level names every entry; the packer
+cuts a level only when even it does not fit, and then says what it cut.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reflex.digest.facts import Diagnostic, Facts, Failure, Span
+from reflex.digest.layout import Group
+from reflex.digest.neutralize import clean_line
+from reflex.digest.profiles.base import one_line
+from reflex.digest.redact import redact_line
+
+if TYPE_CHECKING:
+    from reflex.digest.render import Source
+
+S_BUILD, S_FAIL, S_DIAG, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3, 4, 5, 6
+
+_BUILD_LABEL = {"pytest": "COLLECTION ERROR", "jest": "SUITE ERROR", "vitest": "SUITE ERROR"}
+_LOCATIONS_PER_LINE = 20
+_CODES_PER_LINE = 12
+
+
+def show(text: str, limit: int | None = None) -> str:
+    """Program-derived text (ids, messages, paths) as shown: one line, redacted, neutralized."""
+    s = clean_line(redact_line(" ".join(str(text).split())))
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s
+
+
+def union(spans: list[Span | None]) -> Span | None:
+    real = [s for s in spans if s and s[1] > s[0]]
+    if not real:
+        return None
+    return (min(s[0] for s in real), max(s[1] for s in real))
+
+
+def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]) -> list[list[Group]]:
+    return [_tier(facts, src, level) for level in levels]
+
+
+def _tier(facts: Facts, src: "Source", level: int) -> list[Group]:
+    groups: list[Group] = []
+    groups += _build_errors(facts, src, level)
+    groups += _failures(facts, src, level)
+    groups += _diagnostics(facts, src, level)
+    groups += _notes(facts, src)
+    return groups
+
+
+def _build_errors(facts: Facts, src: "Source", level: int) -> list[Group]:
+    label = _BUILD_LABEL.get(facts.profile, "BUILD ERROR")
+    out = []
+    for i, be in enumerate(facts.build_errors):
+        where = f" {show_path(src, be.where)}" if be.where else ""
+        limit = {0: 200, 1: 160, 2: 120, 3: 80}[level]
+        lines = [f"{label}{where}: {show(be.message, limit)}"]
+        hints = []
+        if be.span and level < 3 and _multiline(src, be.span):
+            h = src.hint(be.span)
+            hints.append(h)
+            lines.append("  " + h.command)
+        out.append(Group((S_BUILD, i), lines, hints, category="build errors", span=be.span))
+    return out
+
+
+def _multiline(src: "Source", span: Span) -> bool:
+    """Whether a span says more than its census line: up to 3 lines (`E   msg` + `file:line: msg`)
+    it is already quoted there, and a hint to it would cost more than it gives."""
+    return src.raw.count(b"\n", span[0], span[1] - 1) >= 3
+
+
+def _location(f: Failure, src: "Source") -> str:
+    if f.line is None:
+        return ""
+    id_file = f.id.split("::", 1)[0] if f.id else None
+    if f.file and f.file != id_file:
+        return f" ({show_path(src, f.file)}:{f.line})"
+    return f" (line {f.line})"
+
+
+def failure_label(f: Failure, src: "Source") -> str:
+    if f.id:
+        ident = f.id[len(src.cwd) :] if src.cwd and f.id.startswith(src.cwd) else f.id
+        name = show(ident, 300)
+    else:
+        name = show_path(src, f.file) + (f":{f.line}" if f.line else "")
+    return f"{'ERROR' if f.kind == 'error' else 'FAIL'} {name}"
+
+
+def _param_base(f: Failure) -> str | None:
+    """`file::test` for a parametrized id `file::test[params]`, else None."""
+    if f.id and f.id.endswith("]") and "[" in f.id:
+        return f.id[: f.id.index("[")]
+    return None
+
+
+def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
+    """Failures in order; at levels >= 1, parametrized cases of one test with the same
+    location and exception type (level 3: of one test) share an entry."""
+    groups: list[list[Failure]] = []
+    index: dict[tuple, int] = {}
+    for f in facts.failures:
+        base = _param_base(f) if level >= 1 else None
+        if base is None:
+            groups.append([f])
+            continue
+        exc = f.message.split(":", 1)[0] if f.message else ""
+        key = (f.kind, base) if level == 3 else (f.kind, base, f.file, f.line, exc)
+        if key in index:
+            groups[index[key]].append(f)
+        else:
+            index[key] = len(groups)
+            groups.append([f])
+    return groups
+
+
+def _names(members: list[Failure], src: "Source") -> str:
+    """`FAIL file::test[p1] [p2] [p3]`: later parametrized ids by their bracket only."""
+    head = failure_label(members[0], src)
+    rest = [show(m.id[len(_param_base(m)) :], 200) for m in members[1:]]
+    return " ".join([head] + rest)
+
+
+def _failures(facts: Facts, src: "Source", level: int) -> list[Group]:
+    out = []
+    for i, members in enumerate(_grouped(facts, level)):
+        f = members[0]
+        names = _names(members, src)
+        hints: list = []
+        if level <= 1:
+            lines = [f"{names}{_location(f, src)}" + (f" {show(f.message, 160 if level == 0 else 100)}" if f.message else "")]
+            if f.span and _multiline(src, f.span):
+                h = src.hint(f.span, f.id)
+                hints.append(h)
+                lines.append("  " + h.command)
+        elif level == 2:
+            lines = [f"{names}{_location(f, src)}" + (f" {show(f.message, 80)}" if f.message else "")]
+        else:
+            lines = [names]
+        out.append(Group((S_FAIL, i), lines, hints, category="failures", count=len(members),
+                         span=union([m.span for m in members])))
+    if facts.failures and (level >= 2 or not any(g.hints for g in out)):
+        span = union([f.span for f in facts.failures])
+        if span:
+            h = src.hint(span)
+            out.append(Group((S_FAIL, 10**8), ["  failure details: " + h.command], [h]))
+    return out
+
+
+def _diag_key(d: Diagnostic) -> str:
+    return d.code or d.severity
+
+
+def show_path(src: "Source", path: str | None) -> str:
+    """A path as shown: relative to the command's directory when it lies under it."""
+    if not path:
+        return "?"
+    if src.cwd and path.startswith(src.cwd):
+        path = path[len(src.cwd) :]
+    return show(path, 160)
+
+
+def _loc(src: "Source", d: Diagnostic, with_file: bool = True) -> str:
+    parts = [show_path(src, d.file)] if with_file else []
+    if d.line is not None:
+        parts.append(str(d.line))
+        if d.col is not None:
+            parts.append(str(d.col))
+    return ":".join(parts)
+
+
+def _by_file(facts: Facts, src: "Source") -> list[Group]:
+    """Format A: a file line, then `  line:col code message` for each of its diagnostics."""
+    out: list[Group] = []
+    files: dict[str | None, int] = {}
+    for d in facts.diagnostics:
+        files.setdefault(d.file, len(files))
+    headed: set[int] = set()
+    for i, d in enumerate(facts.diagnostics):
+        fi = files[d.file]
+        if fi not in headed:
+            headed.add(fi)
+            out.append(Group((S_DIAG, fi, -1), [show_path(src, d.file)]))
+        sev = "" if d.severity == "error" else f"{d.severity}: "
+        code = f" {show(d.code, 60)}" if d.code else ""
+        out.append(Group((S_DIAG, fi, i), [f"  {_loc(src, d, with_file=False) or '?'}{code} {sev}{show(d.message, 140)}"],
+                         category="diagnostics", span=d.span))
+    return out
+
+
+def _by_code(facts: Facts, src: "Source") -> list[Group]:
+    """Format B: `CODE ×n: first message`, then that code's locations, file by file."""
+    out: list[Group] = []
+    by_key: dict[str, list[Diagnostic]] = {}
+    for d in facts.diagnostics:
+        by_key.setdefault(_diag_key(d), []).append(d)
+    idx = 0
+    for key, group in by_key.items():
+        sev = "" if group[0].severity == "error" else f" ({group[0].severity})"
+        out.append(Group((S_DIAG, idx), [f"{show(key, 60)}{sev} ×{len(group)}: {show(group[0].message, 100)}"]))
+        idx += 1
+        for c in range(0, len(group), _LOCATIONS_PER_LINE):
+            chunk = group[c : c + _LOCATIONS_PER_LINE]
+            out.append(Group((S_DIAG, idx), ["  " + _locations(src, chunk)], category="diagnostics",
+                             count=len(chunk), span=union([d.span for d in chunk])))
+            idx += 1
+    return out
+
+
+def _diagnostics(facts: Facts, src: "Source", level: int) -> list[Group]:
+    diags = facts.diagnostics
+    if not diags:
+        return []
+    if level == 0:
+        return _by_file(facts, src)
+    if level == 1:
+        a, b = _by_file(facts, src), _by_code(facts, src)
+        # Many findings of few codes (a linter's usual shape) read better, and cost less, by code.
+        return b if sum(g.tokens for g in b) < 0.75 * sum(g.tokens for g in a) else a
+    if level == 2:
+        return _by_code(facts, src)
+    out: list[Group] = []
+    by_key: dict[str, list[Diagnostic]] = {}
+    for d in diags:
+        by_key.setdefault(_diag_key(d), []).append(d)
+    items = [f"{show(k, 60)} ×{len(v)}" for k, v in by_key.items()]
+    keys = list(by_key.values())
+    for c in range(0, len(items), _CODES_PER_LINE):
+        chunk = keys[c : c + _CODES_PER_LINE]
+        out.append(Group((S_DIAG, c), ["codes: " + ", ".join(items[c : c + _CODES_PER_LINE])],
+                         category="diagnostic codes", count=len(chunk),
+                         span=union([d.span for g in chunk for d in g])))
+    span = union([d.span for d in diags])
+    if span:
+        h = src.hint(span)
+        out.append(Group((S_DIAG, 10**8), [f"[ctx] locations of {len(diags)} diagnostics not listed: {h.command}"],
+                         [h], truncates=True))
+    return out
+
+
+def _locations(src: "Source", diags: list[Diagnostic]) -> str:
+    parts: list[str] = []
+    last_file = None
+    for d in diags:
+        if d.file != last_file:
+            parts.append(_loc(src, d))
+            last_file = d.file
+        else:
+            parts.append(_loc(src, d, with_file=False))
+    return " ".join(parts)
+
+
+def _notes(facts: Facts, src: "Source") -> list[Group]:
+    out = [Group((S_NOTES, i), [f"note: {show(n, 200)}"]) for i, n in enumerate(facts.notes)]
+    if facts.recognized and not facts.counts.reported() and facts.summary:
+        a, b = src.line_range(facts.summary)
+        lines = [s for s in src.lines(a, min(b, a + 4)) if s.strip()]
+        if lines:
+            out.append(Group((S_NOTES, len(out)), ["summary: " + one_line(lines[0], 300)] + lines[1:]))
+    return out
+
+
+def omission_note(src: "Source"):
+    def make(category: str, n: int, span: Span | None) -> Group:
+        where = src.hint(span).command if span else f"ctx get {src.handle}"
+        hints = [src.hint(span)] if span else []
+        return Group((0, 0), [f"[ctx] {n} more {category} not listed: {where}"], hints, truncates=True)
+
+    return make

@@ -1,0 +1,70 @@
+"""Byte spans of JSON objects inside raw output, for reporters that print one JSON document.
+
+A JSON reporter (jest --json, vitest --reporter=json, eslint -f json, ruff
+--output-format json) often prints everything on one line, so a line range
+cannot point at one test.  `object_spans` finds the half-open byte span of
+every object at a given nesting depth, in document order, scanning bytes
+with one regex (strings are skipped whole; UTF-8 continuation bytes are never
+quotes, brackets or backslashes, so byte offsets are exact and on character
+boundaries).  Callers pair spans with json.loads() records by order and must
+check the counts agree.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.DOTALL)
+
+
+def object_spans(raw: bytes, start: int, end: int, depth: int) -> list[tuple[int, int]]:
+    """Spans of the objects whose opening brace sits at nesting `depth` (top level = 1).
+
+    Depth counts both objects and arrays: in `{"a": [{...}]}` the inner object is at depth 3.
+    """
+    spans: list[tuple[int, int]] = []
+    level = 0
+    open_at = -1
+    for m in _TOKEN.finditer(raw, start, end):
+        c = raw[m.start()]
+        if c == 0x22:  # a string
+            continue
+        if c in (0x7B, 0x5B):  # { [
+            level += 1
+            if c == 0x7B and level == depth:
+                open_at = m.start()
+        else:
+            if c == 0x7D and level == depth and open_at >= 0:
+                spans.append((open_at, m.end()))
+                open_at = -1
+            level -= 1
+    return spans
+
+
+def document_end(raw: bytes, start: int) -> int | None:
+    """Offset just past the object/array that opens at `start`, or None if it never closes."""
+    level = 0
+    for m in _TOKEN.finditer(raw, start):
+        c = raw[m.start()]
+        if c == 0x22:
+            continue
+        level += 1 if c in (0x7B, 0x5B) else -1
+        if level == 0:
+            return m.end()
+    return None
+
+
+def find_document(raw: bytes, prefixes: tuple[bytes, ...]) -> tuple[int, int] | None:
+    """The byte span of the first JSON document that starts a line with one of `prefixes`."""
+    for p in prefixes:
+        if raw.startswith(p):
+            at = 0
+        else:
+            at = raw.find(b"\n" + p)
+            if at == -1:
+                continue
+            at += 1
+        end = document_end(raw, at)
+        if end is not None:
+            return (at, end)
+    return None

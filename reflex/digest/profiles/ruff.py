@@ -1,0 +1,108 @@
+"""ruff check: full (default), concise and JSON output formats.
+
+full: `CODE [*] message` then ` --> file:line:col` and a code frame up to the
+next diagnostic; concise: `file:line:col: CODE [*] message`; json: an array
+of objects with code, message, filename and location.  The count is ruff's
+own `Found N errors.`; "All checks passed!" is ruff's verdict, quoted, never
+inferred from an absence of findings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from reflex.digest.facts import Counts, Diagnostic, Facts
+from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.text import Output
+
+NAME = "ruff"
+VERSION = 1
+
+_CONCISE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+|[a-z-]+) (?:\[\*\] )?(?P<msg>.*)$")
+_HEAD = re.compile(r"^(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]+) (?:\[\*\] )?(?P<msg>\S.*)$")
+_ARROW = re.compile(r"^\s*--> (?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)$")
+_FOUND = re.compile(r"^Found (?P<n>\d+) errors?\b")
+_PASSED = re.compile(r"^All checks passed!$")
+
+
+class RuffProfile:
+    name = NAME
+    version = VERSION
+
+    def detect(self, out: Output) -> bool:
+        tail = out.lines[-5:]
+        return any(_FOUND.match(s) or _PASSED.match(s) for s in tail)
+
+    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
+        out = Output.of(raw)
+        facts = _json(out, exit_code)
+        if facts is not None:
+            return facts
+        lines = out.lines
+        n = len(lines)
+        diags: list[Diagnostic] = []
+        starts: list[int] = []
+        counts = Counts()
+        verdict = False
+        fmt = "full"
+        for i, s in enumerate(lines):
+            mc = _CONCISE.match(s)
+            if mc:
+                fmt = "concise"
+                diags.append(Diagnostic(file=mc["file"], line=int(mc["line"]), col=int(mc["col"]), code=mc["code"],
+                                        message=one_line(mc["msg"]), span=out.span(i, i + 1)))
+                continue
+            mh = _HEAD.match(s)
+            if mh and i + 1 < n:
+                ma = _ARROW.match(lines[i + 1])
+                if ma:
+                    diags.append(Diagnostic(file=ma["file"], line=int(ma["line"]), col=int(ma["col"]), code=mh["code"],
+                                            message=one_line(mh["msg"])))
+                    starts.append(i)
+                    continue
+            mf = _FOUND.match(s)
+            if mf:
+                counts = Counts(errors=int(mf["n"]))
+                verdict = True
+                starts.append(i)
+            elif _PASSED.match(s):
+                counts = Counts(errors=0)
+                verdict = True
+        if not verdict and not diags:
+            return handover(raw, exit_code, command, NAME)
+        if fmt == "full":
+            for k, d in enumerate(diags):
+                a = starts[k]
+                b = starts[k + 1] if k + 1 < len(starts) else n
+                while b > a + 1 and not lines[b - 1].strip():
+                    b -= 1
+                d.span = out.span(a, b)
+        return Facts(profile=NAME, profile_version=VERSION, format=fmt, recognized=True, exit_code=exit_code,
+                     counts=counts, diagnostics=diags, total_lines=n)
+
+
+def _json(out: Output, exit_code: int | None) -> Facts | None:
+    where = find_document(out.raw, (b"[\n  {", b"[{", b"[]"))
+    if where is None:
+        return None
+    try:
+        doc = json.loads(out.raw[where[0] : where[1]].decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    if not isinstance(doc, list) or (doc and not (isinstance(doc[0], dict) and "code" in doc[0])):
+        return None
+    spans = object_spans(out.raw, where[0], where[1], 2)
+    exact = len(spans) == len(doc)
+    diags = []
+    for k, item in enumerate(doc):
+        loc = item.get("location") or {}
+        diags.append(Diagnostic(file=item.get("filename"), line=loc.get("row"), col=loc.get("column"),
+                                code=item.get("code"), message=one_line(str(item.get("message", ""))),
+                                span=spans[k] if exact else where))
+    return Facts(profile=NAME, profile_version=VERSION, format="json", recognized=True, exit_code=exit_code,
+                 counts=Counts(errors=len(doc)), diagnostics=diags, total_lines=len(out.lines))
+
+
+PROFILE = RuffProfile()

@@ -1,0 +1,223 @@
+"""One presentation layer: Facts + raw bytes -> a Digest under an exact token budget.
+
+Layout of every digest:
+
+    [ctx] <profile> <version> | <density>[ (<why>)] | exit <n> | <counts> | <raw>→<delivered> tokens | r:<handle>[ | truncated]
+    <census: every build error, failing id and diagnostic location the budget allows>
+    [ctx] <n> more <things> not listed: ctx get r:<h>:L<a>-<b> b3=<hex>   (only when the census did not fit)
+    <detail for the density: hints, key lines, inlined evidence, raw head/tail>
+
+Census before detail: the census is packed first and only what is left of
+the budget goes to detail.  When even the census does not fit, the digest
+says how many entries of each kind were left out and where to get them
+(a hint over their bytes), and `truncated` is set.  The delivered count in
+the header is the exact token count of the whole text, header included (a
+small fixed-point search, since the number is part of what it counts).
+
+Quoted program output always goes through neutralize.clean_line and
+redact: it cannot forge a header or hint, and known secrets never reach
+the agent.  Rendering is deterministic: same raw, facts, density, budget and
+reason -> identical bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from blake3 import blake3
+
+from reflex import tokens
+from reflex.address import B3_HEX, HANDLE_RE, format_hint, format_lines, format_test, is_line_aligned, lines_of_span
+from reflex.digest import layout
+from reflex.digest.detail import build_plan
+from reflex.digest.budget import DENSITIES, MIN_BUDGET, PASSTHROUGH_TOKENS, REASON_CHARS, default_budget
+from reflex.digest.facts import Facts, Span
+from reflex.digest.neutralize import clean_line, looks_like_control
+from reflex.digest.redact import private_key_lines, redact_line
+from reflex.digest.text import Output
+
+
+@dataclass(frozen=True)
+class HintRef:
+    """A hint printed in a digest: its address, the BLAKE3 prefix and the byte span it covers."""
+
+    address: str
+    b3: str
+    span: Span
+
+    @property
+    def command(self) -> str:
+        return format_hint(self.address, self.b3)
+
+
+@dataclass
+class Digest:
+    text: str
+    tokens: int
+    raw_tokens: int
+    truncated: bool
+    profile: str
+    density: str
+    budget: int
+    handle: str
+    hints: list[HintRef]
+    facts: Facts
+    passthrough: bool = False
+    omitted: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "raw_tokens": self.raw_tokens,
+            "truncated": self.truncated,
+            "profile": self.profile,
+            "density": self.density,
+            "budget": self.budget,
+            "handle": self.handle,
+            "passthrough": self.passthrough,
+            "omitted": self.omitted,
+            "reason": self.reason,
+            "hints": [{"address": h.address, "b3": h.b3, "span": list(h.span), "command": h.command} for h in self.hints],
+            "facts": self.facts.model_dump(mode="json"),
+        }
+
+
+class Source:
+    """The raw output as the renderer quotes it: cleaned, redacted lines and hints into its bytes."""
+
+    def __init__(self, raw: bytes, handle: str, cwd: str | None = None):
+        self.raw = raw
+        self.handle = handle
+        # Paths under the command's directory are shown relative to it (display only).
+        self.cwd = cwd.rstrip("/") + "/" if cwd and cwd.startswith("/") and cwd != "/" else None
+        self.out = Output.of(raw)
+        self._secret_lines = (
+            private_key_lines(self.out.lines) if b"PRIVATE KEY" in raw else set()
+        )
+        self._clean: dict[int, str] = {}
+
+    def line(self, i: int) -> str:
+        """Line i (0-based) as shown to the agent."""
+        s = self._clean.get(i)
+        if s is None:
+            if i in self._secret_lines:
+                s = "[REDACTED:private-key]"
+            else:
+                s = clean_line(redact_line(self.out.lines[i]))
+            self._clean[i] = s
+        return s
+
+    def lines(self, i: int, j: int) -> list[str]:
+        return [self.line(k) for k in range(i, j)]
+
+    def line_range(self, span: Span) -> tuple[int, int]:
+        """0-based half-open line indexes covering a byte span."""
+        a, b = lines_of_span(self.out.starts, span, len(self.raw))
+        if span[0] >= span[1]:
+            return (a - 1, a - 1)
+        return (a - 1, b)
+
+    def hint(self, span: Span, test_id: str | None = None) -> HintRef:
+        """A hint for exactly these bytes: an L-range if line-aligned, else the test id."""
+        start, end = span
+        b3 = blake3(self.raw[start:end]).hexdigest()[:B3_HEX]
+        if is_line_aligned(self.raw, span):
+            first, last = lines_of_span(self.out.starts, span, len(self.raw))
+            return HintRef(format_lines(self.handle, first, last), b3, span)
+        if test_id and not looks_like_control(test_id) and "\n" not in test_id:
+            return HintRef(format_test(self.handle, test_id), b3, span)
+        # Widen to whole lines: an L-range can only name whole lines.
+        a, b = self.line_range(span)
+        wide = self.out.span(a, max(b, a + 1))
+        b3 = blake3(self.raw[wide[0] : wide[1]]).hexdigest()[:B3_HEX]
+        first, last = lines_of_span(self.out.starts, wide, len(self.raw))
+        return HintRef(format_lines(self.handle, first, last), b3, wide)
+
+
+def render(
+    facts: Facts,
+    raw: bytes,
+    *,
+    density: str,
+    budget: int | None,
+    handle: str,
+    reason: str | None = None,
+    requested_view: str | None = None,
+    cwd: str | None = None,
+) -> Digest:
+    if density not in DENSITIES:
+        raise ValueError(f"unknown density {density!r}; one of {', '.join(DENSITIES)}")
+    if budget is None:
+        budget = default_budget(density)
+    if budget < MIN_BUDGET:
+        raise ValueError(f"budget {budget} is below the minimum of {MIN_BUDGET} tokens")
+    if not HANDLE_RE.fullmatch(handle):
+        raise ValueError(f"bad handle {handle!r}: expected r:<12 lowercase hex>")
+    if reason is not None:
+        reason = " ".join(reason.split())[:REASON_CHARS] or None
+        reason = clean_line(reason) if reason else None
+
+    src = Source(raw, handle, cwd)
+    raw_tokens = layout.count_raw(raw)
+
+    if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS:
+        passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "small output")
+        if passthrough is not None:
+            return passthrough
+    if requested_view is None and density == "raw-capped":
+        # The circuit breaker shows raw output; when all of it fits, that is the whole digest.
+        passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "raw-capped: complete")
+        if passthrough is not None:
+            return passthrough
+
+    plan = build_plan(facts, src, density=density, requested_view=requested_view)
+    digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
+
+    if requested_view is None and digest.tokens >= raw_tokens:
+        passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "digest not smaller")
+        if passthrough is not None and passthrough.tokens <= digest.tokens:
+            return passthrough
+    return digest
+
+
+def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -> Digest | None:
+    body = "\n".join(src.lines(0, len(src.out)))
+    mode = "passthrough"  # why (small, or a digest would not be smaller) is not worth its tokens here
+    text, n = layout.with_header(
+        lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, False, footer=True),
+        body,
+        header_last=True,
+    )
+    if n > budget:
+        return None
+    return Digest(text, n, raw_tokens, False, facts.profile, density, budget, src.handle, [], facts,
+                  passthrough=True, reason=reason)
+
+
+def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reason, raw_tokens) -> Digest:
+    mode = density
+    # Upper bound of the header: the largest numbers it can show, and the truncated flag.
+    probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True)
+    body_budget = budget - tokens.count(probe) - 1
+    slack = 0
+    for _attempt in range(6):
+        chosen, omitted = layout.pack(plan, src, body_budget - slack)
+        truncated = bool(omitted) or any(g.truncates for g in chosen)
+        body = "\n".join(line for g in chosen for line in g.lines)
+        text, n = layout.with_header(
+            lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, truncated),
+            body,
+        )
+        if n <= budget:
+            hints = [h for g in chosen for h in g.hints]
+            return Digest(text, n, raw_tokens, truncated, facts.profile, density, budget, src.handle, hints,
+                          facts, omitted=omitted, reason=reason)
+        slack += (n - budget) + 4 * (_attempt + 1)
+    # The estimate kept missing (pathological tokenization): header and census counts only.
+    head = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True)
+    text = tokens.truncate_to(head, budget)
+    n = tokens.count(text)
+    return Digest(text, n, raw_tokens, True, facts.profile, density, budget, src.handle, [], facts,
+                  omitted={"everything": 1}, reason=reason)

@@ -1,0 +1,359 @@
+"""The safety plane: deny secret reads and writes outside the project, whatever else happens.
+
+Stdlib only. It runs inside the daemon and, when the daemon is unreachable, inside the hook
+shim itself, so safety never depends on the daemon being up. Its decisions sit outside the
+reflex arc: they are a pure function of (command or tool call, cwd, SafetyPolicy) — no
+clock, environment, filesystem or session state is consulted, so the same inputs give
+byte-identical answers under any reflex or policy state, and no rule ever stands down.
+
+Two rule families:
+
+* secrets — no secret file content enters the agent's context or leaves the machine:
+  `secret-read` (any reader, wrapper, interpreter one-liner or redirect), `secret-copy`
+  (cp/mv/ln/tar/zip of a secret, the first step of a read-through-copy), `secret-exfil`
+  (scp/rsync/curl upload), `secret-env-dump` (a secret file sourced, then the environment
+  printed in the same command line), `secret-write` (the Edit/Write tools on a secret).
+  Which files are secret: reflex.safety_paths. Loading a secret without printing it
+  (`source .env`, `--env-file .env`), listing (`ls ~/.ssh`) and using a key by path
+  (`ssh -i ~/.ssh/id_ed25519`) are allowed.
+* confinement — `write-outside-root`, `delete-outside-root`: writes, deletes and metadata
+  changes (chmod/chown) must land under the project root or a temp dir. With an unknown
+  project root only `/`, system directories, the home directory itself, its ancestors and
+  its dot-entries (~/.bashrc, ~/.ssh/...) are protected.
+
+`SafetyPolicy.allow` holds glob patterns of paths the user explicitly allows (both
+families): absolute or `~/` patterns match the path or any of its ancestors (`**` crosses
+directories), patterns with a `/` are relative to the project root, bare names match a
+basename anywhere (`.env.test`).
+
+How commands are understood: reflex.safety_lex (bash lexing), reflex.safety_shell (walking
+lists, pipelines, cd, variables, substitutions), reflex.safety_cmds (per-command semantics).
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from reflex import safety_cmds  # noqa: F401  (loaded here so the first check pays no import)
+from reflex.safety_lex import Overflow
+from reflex.safety_paths import basename_kind, is_outside, normalize, secret_kind
+from reflex.safety_shell import Ctx, Scan
+
+MAX_COMMAND_CHARS = 262144   # longer command lines get the conservative mention scan only
+
+RULES = ("secret-read", "secret-copy", "secret-exfil", "secret-env-dump", "secret-write",
+         "write-outside-root", "delete-outside-root")
+
+
+def _default_tmp_dirs():
+    dirs = ["/tmp", "/var/tmp"]
+    t = os.environ.get("TMPDIR", "")
+    if t.startswith("/"):
+        t = normalize(t)
+        if t not in dirs and t != "/":
+            dirs.append(t)
+    return tuple(dirs)
+
+
+def _norm_dir(p):
+    if isinstance(p, bytes):
+        p = p.decode("utf-8", "surrogateescape")
+    if not isinstance(p, str) or not p.startswith("/"):
+        return None
+    return normalize(p)
+
+
+@dataclass(frozen=True)
+class SafetyPolicy:
+    """What the safety plane protects. Paths are normalized on construction."""
+
+    project_root: "str | None"
+    home: str
+    tmp_dirs: tuple = field(default_factory=_default_tmp_dirs)
+    allow: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "project_root", _norm_dir(self.project_root))
+        object.__setattr__(self, "home", _norm_dir(self.home) or "")
+        tmps = self.tmp_dirs if isinstance(self.tmp_dirs, (tuple, list)) else ()
+        object.__setattr__(self, "tmp_dirs", tuple(t for t in (_norm_dir(x) for x in tmps) if t and t != "/"))
+        allow = self.allow if isinstance(self.allow, (tuple, list)) else ()
+        object.__setattr__(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A safety decision: which rule, on what path, and the full reason for the agent."""
+
+    rule: str
+    target: str
+    reason: str
+
+    def to_dict(self):
+        return {"rule": self.rule, "target": self.target, "reason": self.reason}
+
+    def to_json(self):
+        import json
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def hook_output(self):
+        """The PreToolUse answer that denies the call (claude-code-hooks §1.6)."""
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": self.reason}}
+
+
+# -- public entry points --------------------------------------------------------------
+
+def check_command(command, cwd, policy):
+    """Denial for a shell command line run in `cwd`, or None. Never raises."""
+    try:
+        return _check_command(command, cwd, policy)
+    except Exception:  # noqa: BLE001 - the contract is "never raises"
+        try:
+            return _mention_scan(_text(command), policy)
+        except Exception:  # noqa: BLE001 - the contract is "never raises"
+            return None
+
+
+def check_tool(tool_name, tool_input, cwd, policy):
+    """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
+    try:
+        return _check_tool(tool_name, tool_input, cwd, policy)
+    except Exception:  # noqa: BLE001 - the contract is "never raises"
+        return None
+
+
+# -- commands -------------------------------------------------------------------------
+
+def _text(command):
+    if isinstance(command, bytes):
+        return command.decode("utf-8", "surrogateescape")
+    return command if isinstance(command, str) else ""
+
+
+def _check_command(command, cwd, policy):
+    text = _text(command)
+    if not text or text.isspace():
+        return None
+    if len(text) > MAX_COMMAND_CHARS:
+        return _mention_scan(text, policy)
+    scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy))
+    try:
+        f = scan.command(text, Ctx(_norm_dir(cwd), {}))
+    except Overflow:
+        return _mention_scan(text, policy)
+    return _render(f, policy) if f else None
+
+
+_MENTION = re.compile(
+    r"(?:^|(?<=[\s/'\"=@:<>(`]))("
+    r"\.env(?:\.[\w\-]+)*|\.envrc|[\w.\-]*id_(?:rsa|dsa|ecdsa|ed25519)[\w.\-]*"
+    r"|[\w.\-]+\.(?:pem|key|p12|pfx|jks|keystore|ppk|kdbx)|\.netrc|_netrc|\.git-credentials|\.pgpass"
+    r"|\.pypirc|[\w.\-]*credentials[\w.\-]*\.json|secrets?\.(?:ya?ml|json|toml)"
+    r"|\.ssh/[\w.\-]+|\.aws/credentials|\.docker/config\.json|\.kube/config"
+    r")(?=$|[\s'\"/;|&)>`])")
+_DESTROY = re.compile(r"\brm\s+(?:-\w+\s+)*(/|~/?|\$HOME/?|\"\$HOME\"/?)\*?(?=\s|$|;|&|\|)")
+
+
+def _mention_scan(text, policy):
+    """Conservative answer for a command too large or too nested to analyse."""
+    for m in _MENTION.finditer(text):
+        token = m.group(1)
+        kind = basename_kind(token.rsplit("/", 1)[-1]) or ("key" if token.startswith(".ssh/") else
+                                                           "cred" if "/" in token else None)
+        if token.startswith(".ssh/") and token.endswith((".pub", "known_hosts", "config")):
+            kind = None
+        if kind:
+            return _render_parts("secret-read", token, token, "(command too large to analyse)", kind, policy)
+    m = _DESTROY.search(text)
+    if m:
+        target = policy.home if m.group(1) != "/" else "/"
+        return _render_parts("delete-outside-root", target, m.group(0), "rm", "outside", policy)
+    return None
+
+
+# -- tools ----------------------------------------------------------------------------
+
+_READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
+_WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+
+
+def _check_tool(tool_name, tool_input, cwd, policy):
+    if not isinstance(tool_input, dict) or not isinstance(tool_name, str):
+        return None
+    if tool_name == "Bash":
+        cmd = tool_input.get("command")
+        return check_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
+    if tool_name not in _READ_TOOLS and tool_name not in _WRITE_TOOLS:
+        return None
+    raw = tool_input.get("notebook_path") if tool_name == "NotebookEdit" else None
+    raw = raw or tool_input.get("file_path") or tool_input.get("path")
+    cwd_n = _norm_dir(cwd)
+    allowed = _allow_fn(policy)
+    path = None
+    if isinstance(raw, str) and raw:
+        if raw == "~" or raw.startswith("~/"):
+            raw = policy.home + raw[1:]
+        if raw.startswith("/"):
+            path = normalize(raw)
+        elif cwd_n:
+            path = normalize(cwd_n + "/" + raw)
+    verb = tool_name + " tool"
+    if path:
+        kind = secret_kind(path, policy.home)
+        if kind == "dir" and (tool_name != "Grep" or path == policy.home or
+                              (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
+            kind = None   # listing, or a Grep (ripgrep skips hidden dirs) over home or above
+        if kind and not allowed(path):
+            rule = "secret-write" if tool_name in _WRITE_TOOLS else "secret-read"
+            if tool_name == "Glob" and kind == "dir":
+                kind = None
+            if kind:
+                return _render_parts(rule, path, raw, verb, kind, policy)
+        if tool_name in _WRITE_TOOLS and is_outside(path, policy.project_root, policy.home,
+                                                    policy.tmp_dirs) and not allowed(path):
+            return _render_parts("write-outside-root", path, raw, verb, "outside", policy)
+    if tool_name == "Grep":
+        glob = tool_input.get("glob")
+        if isinstance(glob, str) and glob and not glob.startswith("!"):
+            from reflex.safety_argv import glob_filter
+            from reflex.safety_shell import Arg
+            scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, allowed)
+            f = glob_filter(scan, Arg.of(glob), verb, Ctx(path or cwd_n, {}))
+            if f:
+                return _render(f, policy)
+    return None
+
+
+# -- the allow list -------------------------------------------------------------------
+
+_ALLOW_CACHE = {}
+
+
+def _allow_fn(policy):
+    """A predicate over paths (or path patterns) the user explicitly allowed."""
+    if not policy.allow:
+        return _never
+    key = (policy.allow, policy.home, policy.project_root)
+    fn = _ALLOW_CACHE.get(key)
+    if fn is None:
+        if len(_ALLOW_CACHE) > 64:
+            _ALLOW_CACHE.clear()
+        fn = _ALLOW_CACHE[key] = _compile_allow(*key)
+    return fn
+
+
+def _never(path):
+    return False
+
+
+def _compile_allow(allow, home, root):
+    full, base = [], []
+    for pat in allow:
+        p = pat
+        if p == "~" or p.startswith("~/"):
+            p = home + p[1:]
+        if p.startswith("/"):
+            full.append(_allow_regex(normalize(p)) + r"(?:/.*)?")
+        elif "/" in p.strip("/"):
+            if root:
+                full.append(_allow_regex(normalize(root + "/" + p)) + r"(?:/.*)?")
+        else:
+            base.append(_allow_regex(p.strip("/")))
+    full_rx = re.compile("(?:" + "|".join(full) + r")\Z", re.DOTALL) if full else None
+    base_rx = re.compile("(?:" + "|".join(base) + r")\Z", re.DOTALL) if base else None
+
+    def allowed(path):
+        if full_rx is not None and full_rx.match(path):
+            return True
+        return base_rx is not None and bool(base_rx.match(path.rsplit("/", 1)[-1]))
+
+    return allowed
+
+
+def _allow_regex(pat):
+    out = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+# -- reasons --------------------------------------------------------------------------
+
+_WHAT = {"env": "a secret env file", "key": "private key material", "cred": "a credentials file",
+         "secrets": "a secrets file", "dir": "a directory that holds keys or credentials"}
+
+_FIX = {
+    "env": ("Use the variable names in .env.example (or in the code that reads them) instead of "
+            "the values. To run a program with the variables, load the file without printing it "
+            "(`set -a; . ./.env; set +a; <command>` or `--env-file .env`). If you need a specific "
+            "value, ask the user."),
+    "key": ("Use the key by path without reading it (`ssh -i PATH`, `ssh-add PATH`, `--key PATH`); "
+            "to identify it, run `ssh-keygen -lf PATH` or read the matching .pub file. Otherwise "
+            "ask the user."),
+    "cred": ("Use the tool that owns these credentials instead of reading the file (for example "
+             "`aws sts get-caller-identity`, `gh auth status`, `docker login`, `kubectl config "
+             "current-context`), or ask the user."),
+    "secrets": ("Use the key names from a template or from the code that reads the file instead "
+                "of the values, or ask the user for the value you need."),
+    "dir": ("List it with `ls` if you need file names, read specific non-secret files by path "
+            "(such as *.pub), or ask the user."),
+}
+_TAIL = ("This is a safety rule: it does not adapt, and the same read through another command, "
+         "a wrapper, a copy or an interpreter is blocked the same way.")
+
+
+def _show(s, limit=160):
+    s = "".join(c if (" " <= c < "\x7f" or c > "\xa0") and not ("\ud800" <= c <= "\udfff")
+                else "\\x%02x" % (ord(c) & 0xFF) for c in s[:limit + 1])
+    return s if len(s) <= limit else s[:limit] + "..."
+
+
+def _render(f, policy):
+    return _render_parts(f.rule, f.target, f.shown, f.verb, f.kind, policy)
+
+
+def _render_parts(rule, target, shown, verb, kind, policy):
+    target = target[:4096]
+    where = _show(shown) if shown == target else "%s (%s)" % (_show(shown), _show(target))
+    v = _show(verb, 40)
+    if rule == "secret-env-dump":
+        reason = ("ctx safety: blocked `%s`: this command line loads the secret file %s into the "
+                  "environment and then prints environment values, which would put the secrets in "
+                  "your context. Run the program that needs the variables without echoing them; to "
+                  "check that a variable is set, use `[ -n \"${NAME:+x}\" ] && echo set`; or ask the "
+                  "user. %s" % (v, _show(target), _TAIL))
+    elif rule.startswith("secret-"):
+        action = {"secret-read": "reading", "secret-copy": "copying or archiving",
+                  "secret-exfil": "sending off this machine", "secret-write": "editing"}[rule]
+        reason = ("ctx safety: blocked %s %s %s via `%s`. Secret values must not enter your context "
+                  "or leave this machine. %s %s" % (action, _WHAT.get(kind, "a secret file"), where, v,
+                                                     _FIX.get(kind, _FIX["secrets"]), _TAIL))
+    else:
+        action = "deleting" if rule == "delete-outside-root" else "writing to"
+        tmps = ", ".join(policy.tmp_dirs) or "none"
+        if policy.project_root:
+            scope = "it is outside the project root %s and the temp dirs (%s)" % (_show(policy.project_root), tmps)
+            fix = ("Write under the project root or a temp dir instead (for example %s/...)."
+                   % (policy.tmp_dirs[0] if policy.tmp_dirs else policy.project_root))
+        else:
+            scope = ("the project root is unknown, so /, system directories, the home directory "
+                     "and its dotfiles are protected")
+            fix = "Write inside the project or a temp dir instead."
+        reason = ("ctx safety: blocked %s %s via `%s`: %s. %s If the change outside is really "
+                  "needed, ask the user to make it or to add the path to ctx's safety allow list. "
+                  "This is a safety rule: it does not adapt." % (action, where, v, scope, fix))
+    return Denial(rule, target, reason)
+

@@ -1,0 +1,575 @@
+"""The shell walker of the safety plane: what a command line reads, writes and deletes.
+
+`Scan.command(text, cwd)` lexes a command line (reflex.safety_lex), walks it the way bash
+would run it — pipelines, `;`/`&&` lists, subshells, `cd` (so `cd ~/.ssh && cat id_rsa` is
+resolved), simple variable assignments (`f=.env; cat $f`), `for x in ...`, command and
+process substitutions, heredocs — and hands every simple command to its handler in
+reflex.safety_cmds. The first effect that breaks a rule becomes a `Finding`; rendering
+it into a user-facing denial is reflex.safety's job.
+
+Unknown values (an unset variable, `$(some command)`) are treated like a glob that may
+match anything: a read is denied only when such a pattern can name a secret and names
+nothing neutral (`cat $DIR/.env` yes, `cat $FILE` no); a write is judged by the part of
+the path that is known (`rm -rf ~/$X` is outside the root, `rm -rf $X` is not known to be).
+"""
+
+from reflex import safety_lex as L
+from reflex.safety_paths import (
+    basename_kind,
+    glob_regex,
+    is_device_sink,
+    is_outside,
+    normalize,
+    pattern_is_secret,
+    secret_kind,
+)
+
+MAX_NEST = 10          # nested shells/substitutions walked before giving up (Overflow)
+MAX_VARIANTS = 32      # brace/variable alternatives considered per word
+
+RESERVED_SKIP = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+                           "!", "{", "}", "esac", "coproc"})
+
+
+class Finding:
+    """One broken rule: rule id, target path (or pattern), the word as written, verb, kind."""
+
+    __slots__ = ("kind", "rule", "shown", "target", "verb")
+
+    def __init__(self, rule, target, shown, verb, kind):
+        self.rule = rule
+        self.target = target
+        self.shown = shown
+        self.verb = verb
+        self.kind = kind
+
+
+class Ctx:
+    """Shell state that flows along a command list: working directory and known variables."""
+
+    __slots__ = ("cwd", "vars")
+
+    def __init__(self, cwd, variables):
+        self.cwd = cwd
+        self.vars = variables
+
+    def copy(self):
+        return Ctx(self.cwd, dict(self.vars))
+
+
+class Arg:
+    """One word after expansion: its variants (tuples of ("lit"|"glob"|"any", text))."""
+
+    __slots__ = ("dyn", "static", "variants")
+
+    def __init__(self, variants, dyn=False):
+        self.variants = variants
+        self.dyn = dyn
+        self.static = None
+        if len(variants) == 1:
+            v = variants[0]
+            if not v:
+                self.static = ""
+            elif len(v) == 1 and v[0][0] == "lit":
+                self.static = v[0][1]
+
+    @classmethod
+    def of(cls, text):
+        return cls([(("lit", text),)])
+
+    def text(self):
+        v = self.variants[0] if self.variants else ()
+        return "".join(t if k != "any" else "*" for k, t in v)
+
+
+def command_name(word):
+    """Normalized command name: basename, lower case, version suffix dropped."""
+    name = word.rsplit("/", 1)[-1].lower()
+    for base in ("python", "pypy", "perl", "ruby", "node", "php", "lua", "bash", "zsh", "pip"):
+        if name.startswith(base) and len(name) > len(base) and all(c in "0123456789." for c in name[len(base):]):
+            return base
+    return name
+
+
+def _is_assignment(parts):
+    if not parts or parts[0][0] != L.LIT:
+        return False
+    head = parts[0][1]
+    eq = head.find("=")
+    if eq <= 0:
+        return False
+    name = head[:eq].rstrip("+")
+    if "[" in name:
+        name = name[:name.find("[")]
+    return name.isidentifier() and name.isascii()
+
+
+class Scan:
+    """One analysis run. Holds the policy values and the budget; no other state leaks in."""
+
+    def __init__(self, home, root, tmp_dirs, allowed):
+        self.home = home
+        self.root = root
+        self.tmp = tmp_dirs
+        self.allowed = allowed
+        self.budget = L.Budget()
+        self.loaded = None      # a secret file sourced into the environment, if any
+        self.nest = 0
+        # Imported here, not at module level: the command handlers import this module.
+        from reflex.safety_cmds import handle, run_simple
+        self._run_simple = run_simple
+        self._handle = handle
+
+    # -- entry points -------------------------------------------------------------------
+
+    def command(self, text, ctx):
+        self._enter()
+        try:
+            return self.walk(L.lex(text, self.budget, self.nest), ctx)
+        finally:
+            self.nest -= 1
+
+    def dispatch(self, name, args, ctx, stdin, hops):
+        """Run the handler of command `name` (used by wrappers to reach the wrapped command)."""
+        return self._handle(self, name, args, ctx, stdin, hops)
+
+    def _enter(self):
+        self.nest += 1
+        if self.nest > MAX_NEST:
+            raise L.Overflow("nesting too deep")
+
+    # -- walking token streams ----------------------------------------------------------
+
+    def walk(self, toks, ctx):
+        run_simple = self._run_simple
+        words, redirs = [], []
+        prev = None
+        stack = []
+        case_pat = False
+        i, n = 0, len(toks)
+        while i < n:
+            t = toks[i]
+            typ = t[0]
+            if typ == "w":
+                if case_pat:
+                    f = self.subs(t[1], ctx)
+                    if f:
+                        return f
+                    i += 1
+                    continue
+                if not words:
+                    kw = L.plain_literal(t[1])
+                    if kw in RESERVED_SKIP:
+                        i += 1
+                        continue
+                    if kw in ("for", "select"):
+                        i, f = self._for(toks, i, ctx)
+                        if f:
+                            return f
+                        continue
+                    if kw == "case":
+                        if i + 1 < n and toks[i + 1][0] == "w":
+                            f = self.subs(toks[i + 1][1], ctx)
+                            if f:
+                                return f
+                        i += 3
+                        case_pat = True
+                        continue
+                    if kw == "function":
+                        i += 2
+                        if i + 1 < n and toks[i] == ("op", "(") and toks[i + 1] == ("op", ")"):
+                            i += 2
+                        continue
+                    if kw == "[[":
+                        i += 1
+                        while i < n and not (toks[i][0] == "w" and L.plain_literal(toks[i][1]) == "]]"):
+                            if toks[i][0] == "w":
+                                f = self.subs(toks[i][1], ctx)
+                                if f:
+                                    return f
+                            i += 1
+                        i += 1
+                        continue
+                words.append(t[1])
+            elif typ == "r":
+                redirs.append(t)
+            else:
+                op = t[1]
+                if case_pat:
+                    if op == ")":
+                        case_pat = False
+                    i += 1
+                    continue
+                if op == "(":
+                    if words and i + 1 < n and toks[i + 1] == ("op", ")"):
+                        words = []          # `name()` opens a function definition
+                        i += 2
+                        continue
+                    if words and (L.literal(words[-1]) or "").endswith("="):
+                        i += 1              # array assignment: a=(x y); values only expand
+                        while i < n and toks[i] != ("op", ")"):
+                            if toks[i][0] == "w":
+                                f = self.subs(toks[i][1], ctx)
+                                if f:
+                                    return f
+                            i += 1
+                        words.pop()
+                        i += 1
+                        continue
+                    f = run_simple(self, words, redirs, ctx, prev)
+                    if f:
+                        return f
+                    words, redirs, prev = [], [], None
+                    stack.append(ctx.cwd)
+                    i += 1
+                    continue
+                f = run_simple(self, words, redirs, ctx, prev)
+                if f:
+                    return f
+                prev = (words, redirs) if op in ("|", "|&") and (words or redirs) else None
+                words, redirs = [], []
+                if op == ")" and stack:
+                    ctx.cwd = stack.pop()
+                elif op in (";;", ";&", ";;&"):
+                    case_pat = True
+            i += 1
+        return run_simple(self, words, redirs, ctx, prev)
+
+    def _for(self, toks, i, ctx):
+        """`for NAME in WORDS; do` binds NAME to every word; returns (next index, finding)."""
+        n = len(toks)
+        j = i + 1
+        name = L.literal(toks[j][1]) if j < n and toks[j][0] == "w" else None
+        j += 1
+        values = []
+        if j < n and toks[j][0] == "w" and L.plain_literal(toks[j][1]) == "in":
+            j += 1
+            while j < n and toks[j][0] == "w":
+                f = self.subs(toks[j][1], ctx)
+                if f:
+                    return j, f
+                values.extend(self.arg(toks[j][1], ctx).variants)
+                j += 1
+        else:
+            while j < n and not (toks[j][0] == "w" and L.plain_literal(toks[j][1]) == "do"):
+                j += 1
+        if name and name.isidentifier():
+            ctx.vars[name] = values[:MAX_VARIANTS] or [(("any", ""),)]
+        return j, None
+
+    def subs(self, parts, ctx):
+        """Walk the command substitutions inside a word (they run in subshells)."""
+        for kind, _, extra in parts:
+            if kind == L.SUB:
+                self._enter()
+                try:
+                    f = self.walk(extra, ctx.copy())
+                finally:
+                    self.nest -= 1
+                if f:
+                    return f
+            elif kind == L.DYN and extra[1]:
+                f = self.subs(extra[1], ctx)
+                if f:
+                    return f
+        return None
+
+    def sub_tokens(self, toks, ctx):
+        self._enter()
+        try:
+            return self.walk(toks, ctx.copy())
+        finally:
+            self.nest -= 1
+
+    # -- expansion ----------------------------------------------------------------------
+
+    def arg(self, parts, ctx):
+        if all(p[0] in (L.LIT, L.QLIT) for p in parts):
+            return Arg([(("lit", "".join(p[1] for p in parts)),)])
+        dyn = any(p[0] in (L.DYN, L.SUB) for p in parts)
+        variants = []
+        for alt in _braces(parts, 0):
+            for v in self._expand(alt, ctx):
+                variants.append(v)
+                if len(variants) >= MAX_VARIANTS:
+                    break
+            if len(variants) >= MAX_VARIANTS:
+                break
+        return Arg(variants or [()], dyn)
+
+    def _expand(self, parts, ctx):
+        combos = [[]]
+        for kind, text, extra in parts:
+            if kind in (L.LIT, L.QLIT, L.BRACE):
+                alts = [(("lit", text),)]
+            elif kind == L.GLOB:
+                alts = [(("glob", text),)]
+            elif kind == L.TILDE:
+                alts = [(("lit", self._tilde(text)),)]
+            elif kind == L.SUB:
+                val = _sub_value(extra)
+                alts = [(("lit", val),)] if val is not None else [(("any", ""),)]
+            else:  # DYN
+                alts = self._var(text, extra, ctx)
+            if len(alts) == 1:
+                for c in combos:
+                    c.extend(alts[0])
+            else:
+                combos = [c + list(a) for c in combos for a in alts][:MAX_VARIANTS]
+        return [_merge(c) for c in combos]
+
+    def _var(self, name, extra, ctx):
+        if name in ctx.vars:
+            return ctx.vars[name]
+        if name == "HOME" and self.home:
+            return [(("lit", self.home),)]
+        if name == "PWD" and ctx.cwd:
+            return [(("lit", ctx.cwd),)]
+        if extra and extra[1]:
+            return self.arg(extra[1], ctx).variants
+        return [(("any", ""),)]
+
+    def _tilde(self, user):
+        if not user:
+            return self.home
+        if user == "root":
+            return "/root"
+        base = self.home.rsplit("/", 1)[0] if self.home and "/" in self.home else "/home"
+        return (base or "") + "/" + user
+
+    def assign(self, parts, ctx):
+        head = parts[0][1]
+        eq = head.find("=")
+        name = head[:eq].rstrip("+")
+        if not name.isidentifier():
+            return
+        value = [(L.QLIT if parts[0][0] == L.QLIT else L.LIT, head[eq + 1:], None)] + list(parts[1:])
+        ctx.vars[name] = self.arg(value, ctx).variants
+
+    # -- checks -------------------------------------------------------------------------
+
+    def resolve(self, text, ctx):
+        """Absolute normalized path of a literal path, or the relative one if cwd is unknown."""
+        if text == "~" or text.startswith("~/"):
+            text = self.home + text[1:]
+        if text.startswith("/"):
+            return normalize(text)
+        if ctx.cwd:
+            return normalize(ctx.cwd + "/" + text)
+        return normalize(text) if text else text
+
+    def read(self, arg, verb, ctx, rule="secret-read", split=True):
+        """A read of `arg`: a Finding when it can name a secret file."""
+        for v in arg.variants:
+            s = _static(v)
+            if s is None:
+                f = self._read_pattern(v, verb, ctx, rule)
+            else:
+                f = None
+                for c in (_candidates(s, arg.dyn) if split else (s,)):
+                    f = self.read_path(c, verb, ctx, rule)
+                    if f:
+                        break
+            if f:
+                return f
+        return None
+
+    def read_path(self, text, verb, ctx, rule="secret-read"):
+        if not text or text == "-":
+            return None
+        path = self.resolve(text, ctx)
+        kind = secret_kind(path, self.home)
+        if kind and not self.allowed(path):
+            return Finding(rule, path, text, verb, kind)
+        return None
+
+    def _read_pattern(self, v, verb, ctx, rule):
+        pieces = [list(p) for p in v]
+        if pieces and pieces[0][0] == "lit":
+            head = pieces[0][1]
+            if head == "~" or head.startswith("~/"):
+                head = self.home + head[1:]
+            if not head.startswith("/") and ctx.cwd:
+                head = ctx.cwd + "/" + head
+            if head.startswith("/"):
+                d, _, tail = head.rpartition("/")
+                head = normalize(d or "/").rstrip("/") + "/" + tail
+            pieces[0][1] = head
+        elif pieces and pieces[0][0] == "glob" and ctx.cwd:
+            pieces.insert(0, ["lit", ctx.cwd.rstrip("/") + "/"])
+        shown = "".join(t if k != "any" else "*" for k, t in pieces)
+        absolute = bool(pieces) and (pieces[0][0] == "any" or (pieces[0][0] == "lit" and pieces[0][1].startswith("/")))
+        # The last path component: pieces after the last literal slash.
+        last = []
+        for k, t in reversed(pieces):
+            if k == "lit" and "/" in t:
+                last.append(("lit", t.rsplit("/", 1)[1]))
+                break
+            last.append((k, t))
+        last.reverse()
+        if all(k == "lit" for k, _ in last):
+            name = "".join(t for _, t in last)
+            kind = basename_kind(name) if name else None
+            if kind and not self.allowed(shown):
+                return Finding(rule, shown, shown, verb, kind)
+        base_src = glob_regex(last) if not any(k == "any" for k, _ in last) else None
+        hit = pattern_is_secret(glob_regex(pieces) if absolute else None, base_src, self.home, ctx.cwd)
+        if hit and not self.allowed(shown):
+            kind = secret_kind(hit, self.home) or basename_kind(hit.rsplit("/", 1)[-1]) or "key"
+            return Finding(rule, shown, shown, verb, kind)
+        return None
+
+    def write(self, arg, verb, ctx, delete=False):
+        """A write (or delete) of `arg`: a Finding when it lands outside the root/temp dirs."""
+        rule = "delete-outside-root" if delete else "write-outside-root"
+        for v in arg.variants:
+            s = _static(v)
+            if s is not None:
+                if not s:
+                    continue
+                path = self.resolve(s, ctx)
+                if not path.startswith("/") or is_device_sink(path):
+                    continue
+                out = is_outside(path, self.root, self.home, self.tmp)
+                if delete and path in self.tmp:
+                    out = True      # removing a shared temp dir itself
+                if out and not self.allowed(path):
+                    return Finding(rule, path, s, verb, "outside")
+                continue
+            prefix = ""
+            for k, t in v:
+                if k != "lit":
+                    break
+                prefix += t
+            known = prefix.rpartition("/")[0] + "/" if "/" in prefix else ""
+            if not known:
+                if not ctx.cwd:
+                    continue
+                known = ctx.cwd
+            base = self.resolve(known, ctx)
+            if not base.startswith("/"):
+                continue
+            shown = "".join(t if k != "any" else "*" for k, t in v)
+            if is_outside(base, self.root, self.home, self.tmp, container=True) and not self.allowed(shown):
+                target = base.rstrip("/") + "/" + shown[len(known):] if shown.startswith(known) else shown
+                return Finding(rule, target, shown, verb, "outside")
+        return None
+
+    def load(self, arg, ctx):
+        """`source FILE` / `--env-file FILE`: loading a secret is allowed, remembered."""
+        for v in arg.variants:
+            s = _static(v)
+            if s is None:
+                f = self._read_pattern(v, "source", ctx, "secret-read")
+            else:
+                f = self.read_path(s, "source", ctx)
+            if f and self.loaded is None:
+                self.loaded = f.target
+
+
+def _static(v):
+    if not v:
+        return ""
+    if len(v) == 1 and v[0][0] == "lit":
+        return v[0][1]
+    return None
+
+
+def _merge(pieces):
+    out = []
+    for k, t in pieces:
+        if k == "lit" and out and out[-1][0] == "lit":
+            out[-1] = ("lit", out[-1][1] + t)
+        elif k == "lit" and not t:
+            continue
+        else:
+            out.append((k, t))
+    return tuple(out)
+
+
+def _candidates(s, dyn):
+    """Path strings a word may name: itself, `x=PATH`, `@PATH`, `host:PATH`/`PATH:dst`."""
+    out = [s]
+    if "=" in s and not s.startswith("="):
+        out.append(s.split("=", 1)[1])
+    for c in list(out):
+        if len(c) > 1 and c[0] in "@<":
+            out.append(c[1:])
+    for c in list(out):
+        if ":" in c and "://" not in c:
+            a, _, b = c.partition(":")
+            out.append(a)
+            out.append(b)
+    if dyn and any(ch.isspace() for ch in s):
+        out.extend(s.split())
+    if len(out) > 1:
+        out.append(out.pop(0))   # prefer the path inside `x=PATH` / `rev:PATH` as the target
+    return out
+
+
+def _sub_value(toks):
+    """The output of `$(echo WORDS)` / `$(printf FMT ARGS)` when it is literal, else None."""
+    words = []
+    for t in toks:
+        if t[0] != "w":
+            return None
+        lit = L.literal(t[1])
+        if lit is None:
+            return None
+        words.append(lit)
+    if not words:
+        return None
+    name = command_name(words[0])
+    args = words[1:]
+    if name == "echo":
+        while args and args[0] in ("-n", "-e", "-E"):
+            args = args[1:]
+        return " ".join(args)
+    if name == "printf" and args:
+        fmt = args[0]
+        if "%" not in fmt and "\\" not in fmt:
+            return fmt
+        if fmt == "%s":
+            return "".join(args[1:])
+    return None
+
+
+def _braces(parts, depth):
+    """Brace-expand a word's parts (`.{e,x}nv`); `{a..b}` becomes an unknown value."""
+    if depth > 6:
+        return [parts]
+    for i, p in enumerate(parts):
+        if p[0] != L.BRACE or p[1] != "{":
+            continue
+        level = 0
+        commas = []
+        close = None
+        for j in range(i + 1, len(parts)):
+            q = parts[j]
+            if q[0] != L.BRACE:
+                continue
+            if q[1] == "{":
+                level += 1
+            elif q[1] == "}":
+                if level == 0:
+                    close = j
+                    break
+                level -= 1
+            elif level == 0:
+                commas.append(j)
+        if close is None:
+            return [parts]
+        if not commas:
+            inner = L.literal(parts[i + 1:close])
+            if inner and ".." in inner:
+                return _braces(parts[:i] + [(L.DYN, "", (False, None))] + parts[close + 1:], depth + 1)
+            continue
+        out = []
+        bounds = [i] + commas + [close]
+        for a, b in zip(bounds, bounds[1:]):
+            for alt in _braces(parts[:i] + parts[a + 1:b] + parts[close + 1:], depth + 1):
+                out.append(alt)
+                if len(out) >= MAX_VARIANTS:
+                    return out
+        return out
+    return [parts]

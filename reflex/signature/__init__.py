@@ -1,0 +1,49 @@
+"""Command signatures: what a shell command is, reads, writes and asks to see.
+
+    from reflex.signature import signature, is_narrower, Signature
+    sig = signature("cd a && pytest -q 2>&1 | tail -5")
+    sig.family, sig.core, sig.cwd          # "pytest", "pytest", "a"
+
+`signature` is pure and never raises, on any input; see chain.py for how a
+command line becomes one Signature, runners.py for what each tool counts as
+presentation (and why `pytest -x` is not), narrow.py for `is_narrower`.
+tree-sitter is imported on the first call, not on import.
+"""
+
+from .model import Decoration, FileRef, ScopeItem, Signature, core_hash
+from .narrow import is_narrower
+
+__all__ = ["signature", "is_narrower", "Signature", "Decoration", "ScopeItem", "FileRef"]
+
+
+def _coerce(command) -> str:
+    if isinstance(command, str):
+        text = command
+    elif isinstance(command, (bytes, bytearray, memoryview)):
+        text = bytes(command).decode("utf-8", "replace")
+    elif command is None:
+        text = ""
+    else:
+        try:
+            text = str(command)
+        except Exception:
+            text = repr(type(command))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:   # lone surrogates: make the text encodable everywhere downstream
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def signature(command, cwd: str | None = None) -> Signature:
+    """-> the Signature of a shell command run in cwd.  Never raises."""
+    text = _coerce(command)
+    if cwd is not None and not isinstance(cwd, str):
+        cwd = _coerce(cwd)
+    try:
+        from .chain import build
+        return build(text, cwd)
+    except Exception:   # a bug must not break a hook: fall back to the raw reading
+        raw = " ".join(text.split())
+        return Signature(family="other", core=raw, core_hash=core_hash(cwd, raw), raw=raw, cwd=cwd,
+                         unscoped=raw, parser="raw")

@@ -1,0 +1,603 @@
+"""Test runners, type checkers, linters and build tools: family, core, scope.
+
+One analyzer per tool, each a declarative Spec (flags.py) plus the few rules
+a spec cannot say (subcommands, `--` passthrough, `-C DIR`).  What counts as
+presentation is chosen per tool: a flag is stripped only when it changes how
+results are shown, never which tests run or what is checked.
+
+Decision on `pytest -x` (also `--maxfail`, `go test -failfast`, `jest
+--bail`, `mix test --max-failures`): not presentation.  It changes what runs
+(the run stops at the first failure, later failures are never seen), so it
+stays in the core and is a scope item of kind `exitfirst`: `pytest -x` has a
+different core from `pytest` and is narrower than it.  A re-run without
+`-x` after a `-x` run asks for more than the digest could have held, which is
+not starvation.
+"""
+
+from __future__ import annotations
+
+from .flags import Spec, walk
+from .model import Decoration, FileRef, ScopeItem
+from .syntax import Word
+from .view import View
+
+VERBOSITY = {
+    "-v": ("verbose", "1"), "-vv": ("verbose", "2"), "-vvv": ("verbose", "3"), "-vvvv": ("verbose", "4"),
+    "--verbose": ("verbose", "1"),
+    "-q": ("quiet", "1"), "-qq": ("quiet", "2"), "-qqq": ("quiet", "3"), "--quiet": ("quiet", "1"),
+}
+
+
+def _apply(v: View, head: list[str], p, tail: list[str] | None = None) -> None:
+    v.words = head + p.kept + (tail or [])
+    v.unscoped = head + p.unscoped + (tail or [])
+    v.decorations.extend(p.decorations)
+    v.scope.extend(p.scope)
+
+
+# ---------------------------------------------------------------- pytest
+
+PYTEST = Spec(
+    display={**VERBOSITY, "-s": ("capture", "no"), "-l": ("showlocals", ""), "--showlocals": ("showlocals", ""),
+             "--no-header": ("no-header", ""), "--no-summary": ("no-summary", ""),
+             "--disable-warnings": ("warnings", "off"), "--disable-pytest-warnings": ("warnings", "off"),
+             "--full-trace": ("tb", "full"), "--no-showlocals": ("showlocals", "no")},
+    display_valued={"--tb": "tb", "--color": "color", "--capture": "capture", "--durations": "durations",
+                    "--durations-min": "durations-min", "--show-capture": "show-capture",
+                    "--code-highlight": "code-highlight", "--verbosity": "verbose", "-r": "report"},
+    scope_flags={"-x": "exitfirst", "--exitfirst": "exitfirst", "--lf": "last-failed",
+                 "--last-failed": "last-failed", "--sw": "exitfirst", "--stepwise": "exitfirst"},
+    scope_valued={"-k": "keyword", "-m": "marker", "--maxfail": "exitfirst", "--deselect": "skip",
+                  "--ignore": "skip", "--ignore-glob": "skip"},
+    attached={"-r": ("report", "display"), "-k": ("keyword", "scope"), "-m": ("marker", "scope")},
+    valued=frozenset({"-c", "--rootdir", "-n", "--numprocesses", "--dist", "-o", "--override-ini", "-W",
+                      "--pythonwarnings", "--cov", "--cov-report", "--cov-config", "--junitxml", "--junit-xml",
+                      "--basetemp", "--confcutdir", "--import-mode", "--log-level", "--log-cli-level",
+                      "--log-file", "--timeout", "--count", "-p", "--randomly-seed", "--maxprocesses",
+                      "--reruns", "--html", "--alluredir", "--ds", "--asyncio-mode", "--cov-fail-under",
+                      "--json-report-file", "--benchmark-json", "--max-worker-restart"}),
+    bundle="xvqsl",
+)
+
+
+def pytest(v: View, args: list[Word]) -> None:
+    v.family = "pytest"
+    kept: list[Word] = []
+    i = 0
+    while i < len(args):   # `-p no:cacheprovider` is display, `-p xdist` is not
+        a = args[i]
+        if a.value == "-p" and i + 1 < len(args) and args[i + 1].value.startswith("no:"):
+            v.decorations.append(Decoration("plugin", args[i + 1].value))
+            i += 2
+            continue
+        if a.value.startswith("-pno:"):
+            v.decorations.append(Decoration("plugin", a.value[2:]))
+            i += 1
+            continue
+        kept.append(a)
+        i += 1
+    p = walk(kept, PYTEST)
+    tail = []
+    if p.rest:
+        q = walk(p.rest, Spec(positional="path", stop_at_dd=False))
+        tail = ["--"] + q.kept
+        p.scope.extend(q.scope)
+    _apply(v, ["pytest"], p, tail)
+    v.unscoped = ["pytest"] + p.unscoped + (["--"] if tail else [])
+
+
+# ---------------------------------------------------------------- go test
+
+GO_TEST = Spec(
+    single_dash_long=True,
+    display={"-v": ("verbose", "1"), "-json": ("format", "json"), "-x": ("print-commands", "")},
+    scope_valued={"-run": "name", "-test.run": "name", "-skip": "skip"},
+    scope_flags={"-failfast": "exitfirst", "-short": "short"},
+    valued=frozenset({"-count", "-timeout", "-p", "-parallel", "-tags", "-coverprofile", "-covermode",
+                      "-coverpkg", "-cpu", "-bench", "-benchtime", "-o", "-exec", "-ldflags", "-gcflags",
+                      "-mod", "-shuffle", "-vet", "-fuzz", "-fuzztime", "-list", "-cpuprofile",
+                      "-memprofile", "-blockprofile", "-modfile", "-asmflags", "-pkgdir", "-toolexec"}),
+)
+
+
+def go(v: View, args: list[Word]) -> None:
+    if not args or args[0].value != "test":
+        v.words = ["go"] + [a.text for a in args]
+        v.subcommand = args[0].value if args else ""
+        return
+    v.family = "go-test"
+    v.subcommand = "test"
+    rest = list(args[1:])
+    for i, a in enumerate(rest):
+        if a.value == "-C" and i + 1 < len(rest):
+            v.chdir = rest[i + 1].value
+            del rest[i:i + 2]
+            break
+        if a.value.startswith("-C="):
+            v.chdir = a.value[3:]
+            del rest[i]
+            break
+    rest = [Word("--", "--", True) if a.value == "-args" else a for a in rest]
+    p = walk(rest, GO_TEST)
+    tail = (["-args"] + [a.text for a in p.rest]) if p.rest else []
+    _apply(v, ["go", "test"], p, tail)
+
+
+# ---------------------------------------------------------------- cargo
+
+_CARGO_COMMON_DISPLAY = {"-q": ("quiet", "1"), "--quiet": ("quiet", "1"), "-v": ("verbose", "1"),
+                         "-vv": ("verbose", "2"), "--verbose": ("verbose", "1")}
+CARGO_TEST = Spec(
+    display=_CARGO_COMMON_DISPLAY,
+    display_valued={"--color": "color", "--message-format": "format"},
+    scope_valued={"-p": "package", "--package": "package", "--test": "target", "--bin": "target",
+                  "--example": "target", "--bench": "target"},
+    scope_flags={"--lib": "target", "--doc": "target"},
+    valued=frozenset({"--features", "-F", "--target", "--manifest-path", "-j", "--jobs", "--profile",
+                      "--target-dir", "-Z", "--config", "--exclude"}),
+    positional="name",
+)
+LIBTEST = Spec(
+    display={"--nocapture": ("capture", "no"), "--no-capture": ("capture", "no"),
+             "--show-output": ("show-output", ""), "-q": ("quiet", "1"), "--quiet": ("quiet", "1")},
+    display_valued={"--format": "format", "--color": "color", "--test-threads": "threads"},
+    scope_flags={"--exact": "exact", "--ignored": "ignored"},
+    scope_valued={"--skip": "skip"},
+    positional="name", stop_at_dd=False,
+)
+NEXTEST = Spec(
+    display={**_CARGO_COMMON_DISPLAY, "--no-capture": ("capture", "no"), "--nocapture": ("capture", "no"),
+             "--hide-progress-bar": ("progress", "no"), "--cargo-quiet": ("quiet", "1")},
+    display_valued={"--failure-output": "failure-output", "--success-output": "success-output",
+                    "--status-level": "status-level", "--final-status-level": "final-status-level",
+                    "--color": "color", "--message-format": "format"},
+    scope_valued={"-E": "name", "--filterset": "name", "-p": "package", "--package": "package",
+                  "--test": "target"},
+    valued=frozenset({"--features", "-F", "--target", "--manifest-path", "-j", "--jobs", "--profile",
+                      "--cargo-profile", "--target-dir", "--retries", "--partition", "-P"}),
+    positional="name",
+)
+
+
+def cargo(v: View, args: list[Word]) -> None:
+    head = ["cargo"]
+    i = 0
+    while i < len(args) and (args[i].value.startswith("+") or args[i].value in ("--locked", "--frozen", "--offline")):
+        head.append(args[i].text)
+        i += 1
+    sub = args[i].value if i < len(args) else ""
+    v.subcommand = sub
+    if sub == "test" or (sub == "t"):
+        spec, head = CARGO_TEST, head + ["test"]
+        rest = args[i + 1:]
+    elif sub == "nextest" and i + 1 < len(args) and args[i + 1].value == "run":
+        spec, head = NEXTEST, head + ["nextest", "run"]
+        rest = args[i + 2:]
+    else:
+        v.words = head + [a.text for a in args[i:]]
+        if sub == "fmt":
+            v.writes.append(FileRef("."))
+        return
+    v.family = "cargo-test"
+    p = walk(rest, spec)
+    tail: list[str] = []
+    tail_unscoped: list[str] = []
+    if p.rest:
+        q = walk(p.rest, LIBTEST if spec is CARGO_TEST else Spec(positional="name", stop_at_dd=False))
+        p.decorations.extend(q.decorations)
+        p.scope.extend(q.scope)
+        if q.kept:
+            tail, tail_unscoped = ["--"] + q.kept, ["--"] + q.unscoped
+    _apply(v, head, p, tail)
+    v.unscoped = head + p.unscoped + tail_unscoped
+
+
+# ---------------------------------------------------------------- JavaScript
+
+JEST = Spec(
+    display={"--verbose": ("verbose", "1"), "--silent": ("silent", ""), "--colors": ("color", "yes"),
+             "--ci": ("ci", ""), "--json": ("format", "json"), "--noStackTrace": ("stack", "no"),
+             "--useStderr": ("stderr", ""), "--expand": ("expand", ""), "-i": ("serial", ""),
+             "--runInBand": ("serial", ""), "--no-watchman": ("watchman", "no")},
+    display_valued={"--reporters": "reporter", "--color": "color", "--maxWorkers": "workers", "-w": "workers"},
+    scope_valued={"-t": "name", "--testNamePattern": "name", "--testPathPattern": "path",
+                  "--testPathPatterns": "path", "--selectProjects": "package", "--shard": "shard"},
+    scope_flags={"--bail": "exitfirst", "-b": "exitfirst", "--onlyFailures": "last-failed",
+                 "-f": "last-failed", "--onlyChanged": "changed", "-o": "changed",
+                 "--findRelatedTests": "related"},
+    valued=frozenset({"-c", "--config", "--testTimeout", "--rootDir", "--roots", "--outputFile", "--env",
+                      "--testEnvironment", "--coverageReporters", "--collectCoverageFrom", "--setupFiles",
+                      "--testMatch", "--testRegex", "--coverageDirectory"}),
+)
+VITEST = Spec(
+    display={"--silent": ("silent", ""), "--no-color": ("color", "no"), "--color": ("color", "yes"),
+             "--hideSkippedTests": ("hide-skipped", ""), "--verbose": ("verbose", "1")},
+    display_valued={"--reporter": "reporter"},
+    scope_valued={"-t": "name", "--testNamePattern": "name", "--project": "package", "--shard": "shard",
+                  "--bail": "exitfirst"},
+    scope_flags={"--changed": "changed"},
+    valued=frozenset({"-c", "--config", "-r", "--root", "--dir", "--environment", "--pool", "--maxWorkers",
+                      "--minWorkers", "--testTimeout", "--outputFile", "--mode", "--exclude"}),
+)
+_VITEST_SUBS = frozenset({"run", "watch", "dev", "related", "bench", "list", "init"})
+
+
+def jest(v: View, args: list[Word]) -> None:
+    v.family = "jest"
+    p = walk(args, JEST)
+    _apply(v, ["jest"], p)
+    for w in _outputs(args, ("--outputFile",)):
+        v.writes.append(FileRef(w))
+
+
+def vitest(v: View, args: list[Word]) -> None:
+    v.family = "vitest"
+    head = ["vitest"]
+    if args and args[0].value in _VITEST_SUBS:
+        head.append(args[0].value)
+        v.subcommand = args[0].value
+        args = args[1:]
+    p = walk(args, VITEST)
+    _apply(v, head, p)
+
+
+def _outputs(args: list[Word], names) -> list[str]:
+    out = []
+    for i, a in enumerate(args):
+        name, eq, val = a.value.partition("=")
+        if name in names:
+            if eq:
+                out.append(val)
+            elif i + 1 < len(args):
+                out.append(args[i + 1].value)
+    return out
+
+
+# Arguments handed through a package manager to a script's runner.
+SCRIPT_ARGS = Spec(
+    display={**VERBOSITY, "--silent": ("silent", ""), "--colors": ("color", "yes"), "--no-color": ("color", "no")},
+    display_valued={"--reporter": "reporter", "--reporters": "reporter", "--tb": "tb", "--color": "color"},
+    scope_valued={"-t": "name", "--testNamePattern": "name", "-k": "keyword"},
+    scope_flags={"--bail": "exitfirst", "-x": "exitfirst"},
+    stop_at_dd=False,
+)
+PM_DISPLAY = {"--silent": ("silent", ""), "-s": ("silent", ""), "--quiet": ("quiet", "1"),
+              "--no-color": ("color", "no")}
+PM_DISPLAY_VALUED = {"--loglevel": "loglevel", "--reporter": "reporter", "--color": "color"}
+PM_CHDIR = {"npm": ("--prefix", "-C"), "pnpm": ("-C", "--dir"), "yarn": ("--cwd",), "bun": ("--cwd",)}
+PM_PACKAGE = {"npm": ("-w", "--workspace"), "pnpm": ("--filter", "-F"), "yarn": (), "bun": ("--filter",)}
+_NPM_RUN = frozenset({"run", "run-script", "rum", "urn"})
+_NPM_TEST = frozenset({"test", "t", "tst"})
+_PNPM_BUILTIN = frozenset({
+    "add", "install", "i", "update", "up", "upgrade", "remove", "rm", "uninstall", "un", "link", "ln",
+    "unlink", "import", "rebuild", "rb", "prune", "fetch", "patch", "patch-commit", "publish", "pack",
+    "audit", "outdated", "list", "ls", "ll", "why", "exec", "dlx", "create", "init", "store", "env",
+    "setup", "config", "server", "root", "bin", "deploy", "licenses", "doctor", "recursive", "approve-builds",
+    "info", "view", "version", "help", "login", "logout", "cache", "self-update", "ci", "x",
+    "dedupe", "catalog", "workspace", "workspaces", "global", "node", "set", "get", "upgrade-interactive",
+    "build", "pm", "whoami", "owner", "npm", "plugin", "constraints", "dlx", "explain", "stage", "unplug",
+    "search", "team", "tag", "dist-tag",
+})
+
+
+def package_script(v: View, pm: str, args: list[Word]) -> None:
+    """npm/pnpm/yarn/bun running a package.json script: canonical
+    `<pm> run <script> [args]` (`npm test` ≡ `npm run test`)."""
+    v.subcommand = ""
+    chdir_opts, pkg_opts = PM_CHDIR.get(pm, ()), PM_PACKAGE.get(pm, ())
+    pre: list[Word] = []
+    pre_scoped: set = set()
+    scope: list[ScopeItem] = []
+    i = 0
+    while i < len(args) and args[i].value.startswith("-"):
+        a = args[i]
+        name, eq, val = a.value.partition("=")
+        nxt = args[i + 1].value if i + 1 < len(args) else None
+        if name in chdir_opts or name in pkg_opts or name in PM_DISPLAY_VALUED:
+            value = val if eq else nxt
+            if value is None:
+                break
+            if name in chdir_opts:
+                v.chdir = value
+            elif name in pkg_opts:
+                scope.append(ScopeItem("package", value))
+                taken = [a] if eq else [a, args[i + 1]]
+                pre += taken
+                pre_scoped.update(id(x) for x in taken)
+            else:
+                v.decorations.append(Decoration(PM_DISPLAY_VALUED[name], value))
+            i += 1 if eq else 2
+            continue
+        if name in PM_DISPLAY:
+            v.decorations.append(Decoration(*PM_DISPLAY[name]))
+        else:
+            pre.append(a)
+        i += 1
+    if i >= len(args):
+        v.words = [pm] + [a.text for a in pre]
+        return
+    sub, rest = args[i].value, args[i + 1:]
+    script = None
+    if sub in _NPM_RUN or (pm != "npm" and sub == "run"):
+        if rest:
+            script, rest = rest[0].value, rest[1:]
+    elif sub in _NPM_TEST or sub in ("start", "stop", "restart"):
+        script = "test" if sub in _NPM_TEST else sub
+        if pm == "bun" and sub == "test":
+            script = None
+    elif pm == "bun":
+        if sub == "test":
+            script = None
+        elif sub not in ("install", "i", "add", "remove", "rm", "x", "build", "create", "pm", "upgrade",
+                         "update", "link", "unlink", "init", "publish", "outdated", "repl", "exec") \
+                and "." not in sub and "/" not in sub:
+            script = sub
+    elif pm in ("pnpm", "yarn") and sub not in _PNPM_BUILTIN:
+        script = sub
+    if pm == "bun" and sub == "test":
+        v.family, v.subcommand = "npm-script", "test"
+        p = walk(rest, Spec(display=SCRIPT_ARGS.display, display_valued=SCRIPT_ARGS.display_valued,
+                            scope_valued=SCRIPT_ARGS.scope_valued, scope_flags={"--bail": "exitfirst"}))
+        _apply(v, ["bun"] + [a.text for a in pre] + ["test"], p)
+        v.scope[:0] = scope
+        return
+    if script is None:
+        v.words = [pm] + [a.text for a in pre] + [args[i].text] + [a.text for a in rest]
+        v.subcommand = sub
+        return
+    v.family, v.subcommand = "npm-script", script
+    # Package-manager display flags may also follow the script name (npm run test --silent).
+    tail_args: list[Word] = []
+    passthrough: list[Word] | None = None
+    for j, a in enumerate(rest):
+        if a.value == "--":
+            passthrough = list(rest[j + 1:])
+            break
+        if pm == "npm" and a.value in PM_DISPLAY:
+            v.decorations.append(Decoration(*PM_DISPLAY[a.value]))
+            continue
+        tail_args.append(a)
+    if pm == "npm":
+        # npm hands the script only what follows `--`; before it are npm's own options.
+        p = walk(passthrough or [], SCRIPT_ARGS)
+        head = ["npm"] + [a.text for a in pre] + ["run", _q(script)] + [a.text for a in tail_args]
+        if p.kept:
+            _apply(v, head + ["--"], p)
+        else:
+            _apply(v, head, p)
+    else:
+        if passthrough is not None:
+            tail_args = tail_args + passthrough
+        p = walk(tail_args, SCRIPT_ARGS)
+        _apply(v, [pm] + [a.text for a in pre] + ["run", _q(script)], p)
+    v.scope[:0] = scope
+    if pre_scoped:
+        drop = {x.text for x in pre if id(x) in pre_scoped}
+        v.unscoped = [t for t in v.unscoped if t not in drop]
+
+
+def _q(s: str) -> str:
+    from .syntax import lit
+    return lit(s).text
+
+
+# ---------------------------------------------------------------- checkers
+
+TSC = Spec(
+    display={"--pretty": ("pretty", "true"), "--preserveWatchOutput": ("preserve-watch-output", "")},
+    optional_bool=frozenset({"--pretty"}),
+    valued=frozenset({"-p", "--project", "--target", "--module", "--outDir", "--rootDir", "--lib", "--jsx",
+                      "--moduleResolution", "--baseUrl", "--tsBuildInfoFile", "--types", "--declarationDir",
+                      "--outFile", "--generateTrace"}),
+)
+
+
+def tsc(v: View, name: str, args: list[Word]) -> None:
+    v.family = "tsc"
+    p = walk(args, TSC)
+    _apply(v, [name], p)
+
+
+RUFF = Spec(
+    display={"-q": ("quiet", "1"), "--quiet": ("quiet", "1"), "-s": ("silent", ""), "--silent": ("silent", ""),
+             "-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "--show-fixes": ("show-fixes", ""),
+             "--no-show-fixes": ("show-fixes", "no"), "--statistics": ("statistics", ""),
+             "--no-cache": ("cache", "no"), "-n": ("cache", "no"), "--no-color": ("color", "no")},
+    display_valued={"--output-format": "format", "--format": "format"},
+    valued=frozenset({"--select", "--ignore", "--extend-select", "--extend-ignore", "--config",
+                      "--target-version", "--line-length", "--exclude", "--extend-exclude",
+                      "--per-file-ignores", "--fixable", "--unfixable", "--cache-dir", "--stdin-filename",
+                      "--extend-fixable", "--range"}),
+)
+_RUFF_SUBS = frozenset({"check", "format", "rule", "config", "linter", "clean", "version", "analyze", "server"})
+
+
+def ruff(v: View, args: list[Word]) -> None:
+    v.family = "ruff"
+    head = ["ruff"]
+    sub = "check"
+    if args and args[0].value in _RUFF_SUBS:
+        sub = args[0].value
+        head.append(sub)
+        args = args[1:]
+    v.subcommand = sub
+    p = walk(args, RUFF)
+    _apply(v, head, p)
+    vals = {a.value for a in args}
+    paths = [s.value for s in p.scope if s.kind == "path"] or ["."]
+    if (sub == "check" and ("--fix" in vals or "--unsafe-fixes" in vals) and "--no-fix" not in vals
+            and "--diff" not in vals) or (sub == "format" and not vals & {"--check", "--diff"}):
+        v.writes.extend(FileRef(x) for x in paths)
+
+
+MYPY = Spec(
+    display={"--pretty": ("pretty", ""), "--no-pretty": ("pretty", "no"),
+             "--show-error-codes": ("error-codes", ""), "--hide-error-codes": ("error-codes", "no"),
+             "--no-error-summary": ("error-summary", "no"), "--error-summary": ("error-summary", ""),
+             "--show-column-numbers": ("column-numbers", ""), "--show-error-context": ("error-context", ""),
+             "--show-traceback": ("tb", "long"), "--tb": ("tb", "long"), "--color-output": ("color", "yes"),
+             "--no-color-output": ("color", "no"), "--show-absolute-path": ("absolute-path", ""),
+             "--show-error-code-links": ("error-code-links", ""),
+             "-v": ("verbose", "1"), "--verbose": ("verbose", "1")},
+    display_valued={"--soft-error-limit": "error-limit"},
+    scope_valued={"-p": "package", "--package": "package", "-m": "package", "--module": "package"},
+    valued=frozenset({"--config-file", "--python-version", "--follow-imports", "--cache-dir", "--exclude",
+                      "--platform", "--python-executable", "--junit-xml", "--always-true", "--always-false",
+                      "--enable-error-code", "--disable-error-code", "-c", "--command", "--custom-typeshed-dir"}),
+)
+
+
+def mypy(v: View, name: str, args: list[Word]) -> None:
+    v.family = "mypy"
+    head = [name]
+    if name == "dmypy":
+        while args and not args[0].value.startswith("-") or (args and args[0].value in ("--status-file",)):
+            if args[0].value.startswith("-"):
+                head += [args[0].text] + ([args[1].text] if len(args) > 1 else [])
+                args = args[2:]
+                continue
+            v.subcommand = args[0].value
+            head.append(args[0].text)
+            args = args[1:]
+            break
+        args = [a for a in args if a.value != "--"]
+        if v.subcommand in ("run", "check", "recheck"):
+            head = head + ["--"]
+    p = walk(args, MYPY)
+    _apply(v, head, p)
+
+
+ESLINT = Spec(
+    display={"--color": ("color", "yes"), "--no-color": ("color", "no"), "--quiet": ("quiet", "1"),
+             "--cache": ("cache", "")},
+    display_valued={"-f": "format", "--format": "format"},
+    valued=frozenset({"-c", "--config", "--ext", "--max-warnings", "--rule", "--parser", "--plugin",
+                      "--resolve-plugins-relative-to", "--ignore-path", "--ignore-pattern", "-o",
+                      "--output-file", "--cache-location", "--rulesdir", "--env", "--global",
+                      "--parser-options", "--report-unused-disable-directives-severity", "--cache-strategy"}),
+)
+
+
+def eslint(v: View, args: list[Word]) -> None:
+    v.family = "eslint"
+    p = walk(args, ESLINT)
+    _apply(v, ["eslint"], p)
+    vals = {a.value for a in args}
+    if "--fix" in vals:
+        v.writes.extend(FileRef(s.value) for s in p.scope if s.kind == "path")
+        if not any(s.kind == "path" for s in p.scope):
+            v.writes.append(FileRef("."))
+    for w in _outputs(args, ("-o", "--output-file")):
+        v.writes.append(FileRef(w))
+
+
+# ---------------------------------------------------------------- build tools
+
+MAKE = Spec(
+    display={"-s": ("silent", ""), "--silent": ("silent", ""), "--quiet": ("silent", ""),
+             "--no-print-directory": ("no-print-directory", ""), "-w": ("print-directory", ""),
+             "--print-directory": ("print-directory", "")},
+    valued=frozenset({"-f", "--file", "--makefile", "-l", "--load-average", "-I", "--include-dir", "-o", "-W"}),
+    positional=None,
+)
+
+
+def _take_chdir(v: View, args: list[Word], names=("-C", "--directory")) -> list[Word]:
+    out: list[Word] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, val = a.value.partition("=")
+        if name in names and not eq and i + 1 < len(args):
+            v.chdir = _join(v.chdir, args[i + 1].value)
+            i += 2
+            continue
+        if name in names and eq:
+            v.chdir = _join(v.chdir, val)
+        elif a.value.startswith("-C") and len(a.value) > 2 and "-C" in names and not a.value.startswith("--"):
+            v.chdir = _join(v.chdir, a.value[2:])
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def _join(base, path):
+    import posixpath
+    if base is None or path.startswith(("/", "~", "$")):
+        return path
+    return posixpath.normpath(posixpath.join(base, path))
+
+
+def make(v: View, name: str, args: list[Word]) -> None:
+    v.family = "make"
+    args = _take_chdir(v, args)
+    p = walk(args, MAKE)
+    _apply(v, [name], p)
+    v.subcommand = next((a.value for a in p.positionals if "=" not in a.value), "")
+
+
+MIX_TEST = Spec(
+    display={"--trace": ("trace", ""), "--color": ("color", "yes"), "--no-color": ("color", "no")},
+    display_valued={"--formatter": "formatter", "--slowest": "slowest"},
+    scope_flags={"--failed": "last-failed", "--stale": "stale"},
+    scope_valued={"--only": "marker", "--exclude": "skip", "--max-failures": "exitfirst"},
+    valued=frozenset({"--seed", "--partitions", "--timeout", "--max-cases", "--include", "--export-coverage",
+                      "--repeat-until-failure"}),
+)
+
+
+def mix(v: View, args: list[Word]) -> None:
+    v.family = "mix"
+    if not args:
+        v.words = ["mix"]
+        return
+    task = args[0].value
+    v.subcommand = task
+    if task == "test":
+        p = walk(args[1:], MIX_TEST)
+        _apply(v, ["mix", "test"], p)
+        return
+    v.words = ["mix"] + [a.text for a in args]
+    if task == "format" and not any(a.value in ("--check-formatted", "--dry-run") for a in args):
+        paths = [a.value for a in args[1:] if not a.value.startswith("-")]
+        v.writes.extend(FileRef(x) for x in (paths or ["."]))
+
+
+GRADLE = Spec(
+    display={"-q": ("quiet", "1"), "--quiet": ("quiet", "1"), "-i": ("info", ""), "--info": ("info", ""),
+             "-d": ("debug", ""), "--debug": ("debug", ""), "-w": ("warn", ""), "--warn": ("warn", ""),
+             "-s": ("stacktrace", ""), "--stacktrace": ("stacktrace", ""), "-S": ("stacktrace", "full"),
+             "--full-stacktrace": ("stacktrace", "full"), "--no-daemon": ("daemon", "no"),
+             "--daemon": ("daemon", "yes")},
+    display_valued={"--console": "console", "--warning-mode": "warning-mode"},
+    scope_valued={"--tests": "name"},
+    valued=frozenset({"-p", "--project-dir", "-x", "--exclude-task", "--init-script", "-I", "--max-workers",
+                      "--build-file", "-b", "--settings-file", "-c", "-g", "--gradle-user-home"}),
+    positional=None,
+)
+MAVEN = Spec(
+    display={"-q": ("quiet", "1"), "--quiet": ("quiet", "1"), "-B": ("batch", ""), "--batch-mode": ("batch", ""),
+             "-e": ("errors", ""), "--errors": ("errors", ""), "-X": ("debug", ""), "--debug": ("debug", ""),
+             "-ntp": ("transfer-progress", "no"), "--no-transfer-progress": ("transfer-progress", "no")},
+    display_valued={"--color": "color"},
+    attached={"-Dtest=": ("name", "scope"), "-Dstyle.color=": ("color", "display")},
+    scope_valued={"-pl": "package", "--projects": "package"},
+    valued=frozenset({"-f", "--file", "-s", "--settings", "-T", "--threads", "-P", "--activate-profiles",
+                      "-rf", "--resume-from", "-gs", "--global-settings"}),
+    positional=None,
+)
+
+
+def gradle(v: View, name: str, args: list[Word]) -> None:
+    v.family = "gradle"
+    p = walk(args, GRADLE)
+    _apply(v, [name], p)
+    v.subcommand = next((a.value for a in p.positionals), "")
+
+
+def maven(v: View, name: str, args: list[Word]) -> None:
+    v.family = "maven"
+    p = walk(args, MAVEN)
+    _apply(v, [name], p)
+    v.subcommand = next((a.value for a in p.positionals), "")
