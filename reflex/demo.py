@@ -47,6 +47,11 @@ def prepare_project(dest):
             continue
         target = ".env" if name == "dotenv" else name
         shutil.copy(os.path.join(PROJECT, name), os.path.join(dest, target))
+    # The recorded session ran with this project rule; with it, ctx answers
+    # "allow" for the pytest rewrite (without it, honestly, "ask").
+    os.makedirs(os.path.join(dest, ".claude"), exist_ok=True)
+    with open(os.path.join(dest, ".claude", "settings.json"), "w") as f:
+        json.dump({"permissions": {"allow": ["Bash(pytest:*)"]}}, f, indent=2)
     return dest
 
 
@@ -82,9 +87,10 @@ def run_demo(out=print, home=None, keep=False):
             answer = json.loads(p.stdout) if p.stdout.strip() else None
             cmd = (payload.get("tool_input") or {}).get("command")
             if event == "PreToolUse":
-                answers[payload.get("tool_use_id")] = answer
+                answers[payload.get("tool_use_id")] = cmd
                 _show_pre(out, payload, answer, ms, project, env, summary)
             elif event in ("PostToolUse", "PostToolUseFailure"):
+                cmd = answers.get(payload.get("tool_use_id"), cmd)  # as the model wrote it
                 code = 0 if event == "PostToolUse" else (payload.get("error") or "").split("\n", 1)[0]
                 out("  %-19s %-34s recorded (%s) [%.1f ms]" % (event, _short(cmd), code, ms))
             else:

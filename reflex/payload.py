@@ -4,8 +4,6 @@ Shared by the daemon and by the shim's fallback path, so "malformed" means the
 same thing on both sides.  stdlib-only.
 """
 
-import json
-
 MAX_PAYLOAD = 8 * 1024 * 1024  # Bash PostToolUse carries up to 150k chars of output; 8 MiB is ample
 
 _BOM = b"\xef\xbb\xbf"
@@ -33,6 +31,7 @@ def decode(data, truncated=False):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Malformed("not_utf8", "payload is not valid UTF-8 (byte %d)" % e.start) from None
+    import json  # lazily: the shim imports this module for MAX_PAYLOAD on every call
     try:
         obj = json.loads(text)
     except ValueError as e:

@@ -34,22 +34,32 @@ def _ask(paths, op, fields):
 def get_main(argv):
     as_json = "--json" in argv
     args = [a for a in argv if a != "--json"]
+    b3 = None
+    if len(args) == 2 and args[1].startswith("b3="):
+        # Hints print `ctx get ADDRESS b3=<prefix>`: the bytes must still hash to it.
+        b3 = args.pop()[3:]
     if len(args) != 1:
-        sys.stderr.write("usage: ctx get r:<handle>[:L<a>-<b>|#<test id>] [--json]\n")
+        sys.stderr.write("usage: ctx get r:<handle>[:L<a>-<b>|#<test id>] [b3=<hex>] [--json]\n")
         return 2
     paths = paths_mod.resolve()
+    fields = {"address": args[0], "json": as_json, "uid": os.urandom(10).hex(), "cwd": os.getcwd(),
+              "session": os.environ.get("CLAUDE_CODE_SESSION_ID", "")}
+    if b3:
+        fields["b3"] = b3
     try:
-        hdr, body = _ask(paths, "get", {"address": args[0], "json": as_json})
+        hdr, body = _ask(paths, "get", fields)
     except client.Unavailable as e:
         sys.stderr.write("ctx get: daemon unavailable (%s); try `ctx doctor`\n" % e)
         return 1
+    out_len = hdr.get("out", len(body))
     if not hdr.get("ok"):
-        if as_json and body:
-            _out(body)
         sys.stderr.write("ctx get: %s\n" % (hdr.get("detail") or hdr.get("error")))
         return 1
-    out_len = hdr.get("out", len(body))
     _out(body[:out_len])
+    if body[out_len:]:
+        sys.stderr.write(body[out_len:].decode(errors="replace"))
+    if as_json:
+        return 0 if hdr.get("know") else 1
     return 0
 
 
@@ -67,7 +77,7 @@ def search_main(argv):
         sys.stderr.write("usage: ctx search PATTERN [--handle H] [--session ID] [--json]\n")
         return 2
     paths = paths_mod.resolve()
-    fields = {"pattern": args[0], "json": as_json}
+    fields = {"pattern": args[0], "json": as_json, "uid": os.urandom(10).hex(), "cwd": os.getcwd()}
     fields.update({k: v for k, v in opts.items() if v})
     if "session" not in fields and os.environ.get("CLAUDE_CODE_SESSION_ID"):
         fields["session"] = os.environ["CLAUDE_CODE_SESSION_ID"]
@@ -80,6 +90,8 @@ def search_main(argv):
     if not hdr.get("ok"):
         sys.stderr.write("ctx search: %s\n" % (hdr.get("detail") or hdr.get("error")))
         return 1
+    if as_json:
+        return 0 if hdr.get("know") else 1
     return 0
 
 

@@ -56,39 +56,89 @@ def main(argv):
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
         sys.stdout.flush()
         os.execv(_shell(), [_shell(), "-c", command])
+    from .pipesplit import split
+    parts = split(command)
+    producer, slicer = parts if parts else (command, None)
     t0 = time.time()
-    code = _run(command, cfd)
+    code = _run(producer, cfd)
     duration_ms = (time.time() - t0) * 1000.0
+    view = b""
+    exit_code = code
+    if slicer is not None:
+        # The agent's own slicer, verbatim, over the full output: what the
+        # pipeline would have printed, and (no pipefail) its exit status.
+        view, exit_code = _slice(slicer, cfd, capture + ".view")
+    extra = ""
+    if slicer is not None:
+        extra = ',"producer":%s,"slicer":%s,"slicer_exit":%d' % (
+            wire.json_str(producer), wire.json_str(slicer), exit_code)
+    body = view[:VIEW_CAP]
     head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
-            '"session":%s,"exit":%d,"duration_ms":%.3f}\n'
+            '"session":%s,"exit":%d,"duration_ms":%.3f%s,"len":%d}\n'
             % (wire.PROTOCOL, uid, t0, wire.json_str(capture), wire.json_str(command),
                wire.json_str(os.getcwd()), wire.json_str(os.environ.get("CLAUDE_CODE_SESSION_ID", "")),
-               code, duration_ms)).encode()
+               code, duration_ms, extra, len(body))).encode()
     try:
-        reply, body = client.request(paths, head, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
+        reply, out = client.request(paths, head, body, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
         ok = wire.header_true(reply, "ok")
     except client.Unavailable:
         ok = False
     if ok:
         n_out = wire.header_int(reply, "out", 0) or 0
         if wire.header_true(reply, "print_raw"):
-            _copy_to_stdout(cfd)
-        _write(body[:n_out])
+            if slicer is not None:
+                _write(view)
+            else:
+                _copy_to_stdout(cfd)
+        _write(out[:n_out])
         os.close(cfd)
-        return code
-    # Fail open: raw output, capture spooled for the daemon to ingest later.
-    _copy_to_stdout(cfd)
+        return exit_code
+    # Fail open: what the command would have printed, capture spooled for
+    # the daemon to ingest later.
+    if slicer is not None:
+        _write(view)
+    else:
+        _copy_to_stdout(cfd)
     os.close(cfd)
     from . import spool
     try:
-        spool.write(paths.spool, uid, head[:-2] + b',"spooled":true}\n')
+        spool.write(paths.spool, uid, head[:-2] + b',"spooled":true}\n' + body)
     except OSError:
         pass
     try:
         client.spawn_daemon(paths)
     except OSError:
         pass
-    return code
+    return exit_code
+
+
+VIEW_CAP = 4 * 1024 * 1024
+
+
+def _slice(slicer, cfd, view_path):
+    """Run the slicer over the captured output; -> (its output, its exit code)."""
+    os.lseek(cfd, 0, os.SEEK_SET)
+    vfd = os.open(view_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.unlink(view_path)  # anonymous from here on; closed below
+        sh = _shell()
+        pid = os.posix_spawn(sh, [sh, "-c", slicer], os.environ,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, cfd, 0),
+                                           (os.POSIX_SPAWN_DUP2, vfd, 1),
+                                           (os.POSIX_SPAWN_DUP2, vfd, 2)])
+        code = _wait(pid)
+        os.lseek(vfd, 0, os.SEEK_SET)
+        chunks = []
+        total = 0
+        while total <= VIEW_CAP:
+            c = os.read(vfd, 1 << 20)
+            if not c:
+                break
+            chunks.append(c)
+            total += len(c)
+        return b"".join(chunks), code
+    finally:
+        os.close(vfd)
 
 
 def _run(command, out_fd):
@@ -107,6 +157,10 @@ def _run(command, out_fd):
     # SIGINT from a terminal reaches the child through the process group;
     # we only need to survive it long enough to record the run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return _wait(pid)
+
+
+def _wait(pid):
     while True:
         try:
             _, status = os.waitpid(pid, 0)

@@ -26,13 +26,39 @@ families): absolute or `~/` patterns match the path or any of its ancestors (`**
 directories), patterns with a `/` are relative to the project root, bare names match a
 basename anywhere (`.env.test`).
 
+Decisions (each a deliberate trade-off between a leak and a false denial):
+
+* A glob or an unknown expansion is a secret read when it can name a secret and names no
+  ordinary file: `cat .en*`, `cat *.pem`, `cat ~/.ssh/*`, `cat $DIR/.env` are denied;
+  `cat *`, `cat $FILE`, `cat ~/.ssh/*.pub` are not.
+* Recursive reads of ordinary directories are allowed (`grep -r KEY .`, `tar czf x .`):
+  without looking at the disk a .env inside cannot be known. Directories that hold home
+  secrets (~/.ssh, ~/.aws, home itself, /) are denied for recursive readers (grep, cp,
+  tar, rsync, docker -v ...), as are file filters that select secrets (`--include=.env`).
+* `grep -q` prints nothing and is allowed; `wc`, `stat`, `file`, hashes and `test` never
+  read content. Writing into a secret from the shell (`cp .env.example .env`,
+  `echo X= >> .env`) discloses nothing and is allowed; `sed -i`/`perl -i` on a secret and
+  the Edit/Write/NotebookEdit tools on a secret are denied.
+* `source .env` / `--env-file .env` are allowed; in the same command line, printing the
+  environment afterwards (`env`, `printenv`, `set`, `export -p`, `declare -p`, `echo $X`
+  for X not in a short list of harmless names, interpreter code reading the environment)
+  is `secret-env-dump`.
+* `ls -la ~/.ssh` (names, not content) is allowed; `.npmrc` is secret in the home
+  directory only (project .npmrc files are usually registry config), `.pypirc`, `.netrc`,
+  `.git-credentials`, `.pgpass` anywhere; `secrets.{yaml,yml,json,toml,ini,env,txt}` and
+  `*.tfstate` anywhere; `*.pem` even though some are public certificates.
+* chmod/chown/chgrp/chattr outside the root are writes (`write-outside-root`), with or
+  without -R. A command line too large (over MAX_COMMAND_CHARS) or too nested to analyse
+  gets a conservative scan for secret names and `rm -rf /|~`.
+
 How commands are understood: reflex.safety_lex (bash lexing), reflex.safety_shell (walking
-lists, pipelines, cd, variables, substitutions), reflex.safety_cmds (per-command semantics).
+lists, pipelines, cd, variables, substitutions), reflex.safety_cmds (dispatch, builtins)
+with reflex.safety_exec / _files / _readers (per-command semantics), reflex.safety_argv
+(the conservative default and option parsing), reflex.safety_paths (which paths).
 """
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from reflex import safety_cmds  # noqa: F401  (loaded here so the first check pays no import)
 from reflex.safety_lex import Overflow
@@ -63,36 +89,89 @@ def _norm_dir(p):
     return normalize(p)
 
 
-@dataclass(frozen=True)
-class SafetyPolicy:
-    """What the safety plane protects. Paths are normalized on construction."""
+class _Frozen:
+    """Immutable value object with the behaviour of ``@dataclass(frozen=True)``.
 
-    project_root: "str | None"
-    home: str
-    tmp_dirs: tuple = field(default_factory=_default_tmp_dirs)
-    allow: tuple = ()
+    Hand-written because importing dataclasses (and through it inspect) costs ~6 ms, a
+    third of this module's import, on the hook shim's daemon-down path. Equality, hashing,
+    repr, pickling and ``replace(**changes)`` work as for a frozen dataclass; assignment
+    raises AttributeError (as dataclasses.FrozenInstanceError, a subclass, does).
+    """
 
-    def __post_init__(self):
-        object.__setattr__(self, "project_root", _norm_dir(self.project_root))
-        object.__setattr__(self, "home", _norm_dir(self.home) or "")
-        tmps = self.tmp_dirs if isinstance(self.tmp_dirs, (tuple, list)) else ()
-        object.__setattr__(self, "tmp_dirs", tuple(t for t in (_norm_dir(x) for x in tmps) if t and t != "/"))
-        allow = self.allow if isinstance(self.allow, (tuple, list)) else ()
-        object.__setattr__(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
+    __slots__ = ()
+    _fields = ()
+
+    def _values(self):
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("cannot assign to field %r of a frozen %s" % (name, type(self).__name__))
+
+    def __delattr__(self, name):
+        raise AttributeError("cannot delete field %r of a frozen %s" % (name, type(self).__name__))
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + self._values())
+
+    def __repr__(self):
+        return "%s(%s)" % (type(self).__name__, ", ".join("%s=%r" % (f, getattr(self, f)) for f in self._fields))
+
+    def __reduce__(self):
+        return (type(self), self._values())
+
+    def replace(self, **changes):
+        kw = {f: getattr(self, f) for f in self._fields}
+        kw.update(changes)
+        return type(self)(**kw)
 
 
-@dataclass(frozen=True)
-class Denial:
+class SafetyPolicy(_Frozen):
+    """What the safety plane protects. Paths are normalized on construction.
+
+    project_root: the project directory, or None when unknown; home: the user's home;
+    tmp_dirs: writable scratch dirs (default /tmp, /var/tmp and $TMPDIR); allow: glob
+    patterns of paths the user explicitly allows (see the module docstring).
+    """
+
+    __slots__ = ("project_root", "home", "tmp_dirs", "allow")
+    _fields = __slots__
+    __match_args__ = __slots__
+
+    def __init__(self, project_root, home, tmp_dirs=None, allow=()):
+        if tmp_dirs is None:
+            tmp_dirs = _default_tmp_dirs()
+        tmps = tmp_dirs if isinstance(tmp_dirs, (tuple, list)) else ()
+        allow = allow if isinstance(allow, (tuple, list)) else ()
+        init = object.__setattr__
+        init(self, "project_root", _norm_dir(project_root))
+        init(self, "home", _norm_dir(home) or "")
+        init(self, "tmp_dirs", tuple(t for t in (_norm_dir(x) for x in tmps) if t and t != "/"))
+        init(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
+
+
+class Denial(_Frozen):
     """A safety decision: which rule, on what path, and the full reason for the agent."""
 
-    rule: str
-    target: str
-    reason: str
+    __slots__ = ("rule", "target", "reason")
+    _fields = __slots__
+    __match_args__ = __slots__
+
+    def __init__(self, rule, target, reason):
+        init = object.__setattr__
+        init(self, "rule", rule)
+        init(self, "target", target)
+        init(self, "reason", reason)
 
     def to_dict(self):
         return {"rule": self.rule, "target": self.target, "reason": self.reason}
 
     def to_json(self):
+        """Canonical JSON (sorted keys, compact): byte-identical for equal denials."""
         import json
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
@@ -145,19 +224,19 @@ def _check_command(command, cwd, policy):
     return _render(f, policy) if f else None
 
 
-_MENTION = re.compile(
+_MENTION_SRC = (
     r"(?:^|(?<=[\s/'\"=@:<>(`]))("
     r"\.env(?:\.[\w\-]+)*|\.envrc|[\w.\-]*id_(?:rsa|dsa|ecdsa|ed25519)[\w.\-]*"
     r"|[\w.\-]+\.(?:pem|key|p12|pfx|jks|keystore|ppk|kdbx)|\.netrc|_netrc|\.git-credentials|\.pgpass"
     r"|\.pypirc|[\w.\-]*credentials[\w.\-]*\.json|secrets?\.(?:ya?ml|json|toml)"
     r"|\.ssh/[\w.\-]+|\.aws/credentials|\.docker/config\.json|\.kube/config"
     r")(?=$|[\s'\"/;|&)>`])")
-_DESTROY = re.compile(r"\brm\s+(?:-\w+\s+)*(/|~/?|\$HOME/?|\"\$HOME\"/?)\*?(?=\s|$|;|&|\|)")
+_DESTROY_SRC = r"\brm\s+(?:-\w+\s+)*(/|~/?|\$HOME/?|\"\$HOME\"/?)\*?(?=\s|$|;|&|\|)"
 
 
 def _mention_scan(text, policy):
     """Conservative answer for a command too large or too nested to analyse."""
-    for m in _MENTION.finditer(text):
+    for m in re.compile(_MENTION_SRC).finditer(text):   # compiled on first use: rare path
         token = m.group(1)
         kind = basename_kind(token.rsplit("/", 1)[-1]) or ("key" if token.startswith(".ssh/") else
                                                            "cred" if "/" in token else None)
@@ -165,7 +244,7 @@ def _mention_scan(text, policy):
             kind = None
         if kind:
             return _render_parts("secret-read", token, token, "(command too large to analyse)", kind, policy)
-    m = _DESTROY.search(text)
+    m = re.compile(_DESTROY_SRC).search(text)
     if m:
         target = policy.home if m.group(1) != "/" else "/"
         return _render_parts("delete-outside-root", target, m.group(0), "rm", "outside", policy)
@@ -311,7 +390,9 @@ _FIX = {
     "dir": ("List it with `ls` if you need file names, read specific non-secret files by path "
             "(such as *.pub), or ask the user."),
 }
-_TAIL = ("This is a safety rule: it does not adapt, and the same read through another command, "
+_FIX_WRITE = ("Ask the user to make this edit; add new variable names (without values) to the "
+              "template, such as .env.example, instead.")
+_TAIL = ("This is a safety rule: it does not adapt, and the same action through another command, "
          "a wrapper, a copy or an interpreter is blocked the same way.")
 
 
@@ -336,11 +417,13 @@ def _render_parts(rule, target, shown, verb, kind, policy):
                   "check that a variable is set, use `[ -n \"${NAME:+x}\" ] && echo set`; or ask the "
                   "user. %s" % (v, _show(target), _TAIL))
     elif rule.startswith("secret-"):
-        action = {"secret-read": "reading", "secret-copy": "copying or archiving",
-                  "secret-exfil": "sending off this machine", "secret-write": "editing"}[rule]
-        reason = ("ctx safety: blocked %s %s %s via `%s`. Secret values must not enter your context "
-                  "or leave this machine. %s %s" % (action, _WHAT.get(kind, "a secret file"), where, v,
-                                                     _FIX.get(kind, _FIX["secrets"]), _TAIL))
+        action = {"secret-read": "reading %s %s", "secret-copy": "copying or archiving %s %s",
+                  "secret-exfil": "sending %s %s off this machine",
+                  "secret-write": "editing %s %s"}.get(rule, "reading %s %s")
+        fix = _FIX_WRITE if rule == "secret-write" else _FIX.get(kind, _FIX["secrets"])
+        reason = ("ctx safety: blocked %s via `%s`. Secret values must not enter your context or "
+                  "leave this machine. %s %s" % (action % (_WHAT.get(kind, "a secret file"), where), v,
+                                                  fix, _TAIL))
     else:
         action = "deleting" if rule == "delete-outside-root" else "writing to"
         tmps = ", ".join(policy.tmp_dirs) or "none"

@@ -16,18 +16,20 @@ from reflex import safety_lex as L
 from reflex.safety_paths import basename_kind, glob_regex, pattern_is_secret
 from reflex.safety_shell import Arg, Finding, command_name
 
+
 MAX_HOPS = 8
 
-# Variables whose values are never secret, so `echo $HOME` after `source .env` is fine.
 
+# Variables whose values are never secret, so `echo $HOME` after `source .env` is fine.
 COPY_RULE = frozenset("""gzip gunzip bzip2 xz zstd lz4 brotli compress pigz lzma 7z 7za 7zr rar
 cpio pax ar""".split())
+
 
 EXFIL_RULE = frozenset("""nc ncat netcat socat ftp sftp telnet http https xh httpie aws gsutil
 rclone gh az gcloud s3cmd mc sendmail mail mutt""".split())
 
-# Long options whose value role is the same for every command.
 
+# Long options whose value role is the same for every command.
 LONG_ROLES = {
     "--env-file": "load",
     "--exclude": "pattern", "--exclude-dir": "pattern", "--ignore": "pattern",
@@ -42,11 +44,15 @@ for _k in ("--cert", "--key", "--cacert", "--capath", "--certificate", "--privat
            "--proxy-cert", "--proxy-key", "--ssh-key-file"):
     LONG_ROLES[_k] = "key"
 
+
 _LITERALS = re.compile(r"'((?:[^'\\\n]|\\.){1,2048})'|\"((?:[^\"\\\n]|\\.){1,2048})\"|`([^`\n]{1,2048})`")
+
 
 _DQ_LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.){1,2048})\"")
 
+
 _ENV_READERS = ("environ", "process.env", "getenv", "ENV[", "Deno.env", "%ENV")
+
 
 class Stdin:
     """The text a command reads on stdin, when it is in the command line itself."""
@@ -90,10 +96,9 @@ class Stdin:
         return out[:64]
 
 
-# -- entry from the walker ------------------------------------------------------------
-
 def dump(scan, verb):
     return Finding("secret-env-dump", scan.loaded, scan.loaded, verb, "env")
+
 
 def run_rest(scan, args, ctx, stdin, hops):
     """Dispatch args[0] as a command with args[1:] (after a wrapper)."""
@@ -104,6 +109,7 @@ def run_rest(scan, args, ctx, stdin, hops):
         return generic(scan, "command", args[1:], ctx)
     return scan.dispatch(command_name(head.static), args[1:], ctx, stdin, hops + 1)
 
+
 def rule_for(name):
     if name in COPY_RULE:
         return "secret-copy"
@@ -113,6 +119,7 @@ def rule_for(name):
 
 
 # -- option parsing -------------------------------------------------------------------
+
 
 def opts(args, short_val="", long_val=frozenset(), stop=False):
     """Parse args into (flag, value Arg|None, arg) triples; operands have flag None."""
@@ -157,7 +164,8 @@ def opts(args, short_val="", long_val=frozenset(), stop=False):
         i += 1
     return out
 
-def apply_role(scan, role, val, verb, ctx, rule):
+
+def apply_role(scan, role, val, verb, ctx, rule, dirs=False):
     if val is None or role in ("key", "pattern"):
         return None
     if role == "load":
@@ -169,7 +177,8 @@ def apply_role(scan, role, val, verb, ctx, rule):
         return scan.write(val, verb, ctx)
     if role == "delete":
         return scan.write(val, verb, ctx, delete=True)
-    return scan.read(val, verb, ctx, rule)
+    return scan.read(val, verb, ctx, rule, dirs=dirs)
+
 
 def glob_filter(scan, val, verb, ctx, rule="secret-read"):
     """`--include=.env` / `rg -g '*.pem'`: a file filter that selects secrets is a read."""
@@ -187,6 +196,7 @@ def glob_filter(scan, val, verb, ctx, rule="secret-read"):
     if kind and not scan.allowed(s):
         return Finding(rule, s, s, verb, kind)
     return None
+
 
 def glob_pieces(text):
     """A glob written as a plain string (find -name '*.pem') as pattern pieces."""
@@ -217,6 +227,7 @@ def glob_pieces(text):
         pieces.append(("lit", buf))
     return tuple(pieces)
 
+
 def chdir(scan, ctx, val):
     c = ctx.copy()
     if val is None or val.static is None:
@@ -229,8 +240,14 @@ def chdir(scan, ctx, val):
 
 # -- the default ----------------------------------------------------------------------
 
+
+DIR_READERS = COPY_RULE | EXFIL_RULE | frozenset({"docker", "podman", "nerdctl"})
+
+
 def generic(scan, name, args, ctx, rule=None):
+    """Every argument may be a path the command reads; see the module docstring."""
     rule = rule or rule_for(name)
+    dirs = name in DIR_READERS
     i, n = 0, len(args)
     only = False
     while i < n:
@@ -238,29 +255,24 @@ def generic(scan, name, args, ctx, rule=None):
         s = a.static
         f = None
         if only or s is None or s in ("-", "") or s[0] != "-":
-            f = scan.read(a, name, ctx, rule)
+            f = scan.read(a, name, ctx, rule, dirs=dirs)
         elif s == "--":
             only = True
         elif s.startswith("--"):
             flag, eq, val = s.partition("=")
             role = LONG_ROLES.get(flag)
             if eq:
-                f = apply_role(scan, role, Arg.of(val), name, ctx, rule)
+                f = apply_role(scan, role, Arg.of(val), name, ctx, rule, dirs)
             elif role and i + 1 < n:
                 i += 1
-                f = apply_role(scan, role, args[i], name, ctx, rule)
+                f = apply_role(scan, role, args[i], name, ctx, rule, dirs)
         elif len(s) > 2:
-            f = scan.read(Arg.of(s[2:]), name, ctx, rule)
+            f = scan.read(Arg.of(s[2:]), name, ctx, rule, dirs=dirs)
         if f:
             return f
         i += 1
     return None
 
-
-# -- wrappers -------------------------------------------------------------------------
-
-# name: (short options with a value, long options with a value, positionals to skip,
-#        required subcommands or None, {flag: role})
 
 def code_scan(scan, code, verb, ctx, rx=_LITERALS):
     """String literals in interpreter code that name secret files are reads of them."""
@@ -284,9 +296,6 @@ def code_scan(scan, code, verb, ctx, rx=_LITERALS):
     return None
 
 
-# per interpreter: (letters that take the code, letters that take another value,
-#                   in-place letter, long options that take the code, long options with a value)
-
 def merge_pieces(pieces):
     out = []
     for k, t in pieces:
@@ -296,6 +305,7 @@ def merge_pieces(pieces):
             out.append((k, t))
     return tuple(out)
 
+
 def replace_braces(a, placeholder, token="{}"):
     s = a.static
     if s is None or token not in s or not placeholder:
@@ -303,6 +313,7 @@ def replace_braces(a, placeholder, token="{}"):
     pre, _, post = s.partition(token)
     return Arg([merge_pieces(((("lit", pre),) if pre else ()) + p + ((("lit", post),) if post else ()))
                 for p in placeholder], dyn=True)
+
 
 def writes_only(scan, name, args, ctx):
     for a in args:

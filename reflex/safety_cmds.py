@@ -18,10 +18,12 @@ from reflex import safety_readers as R
 from reflex.safety_argv import MAX_HOPS, Stdin, dump, generic
 from reflex.safety_shell import _is_assignment, command_name
 
+
 SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
                        "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
                        "*", "1", "2", "3", "4", "5", "6", "7", "8", "9", "RANDOM", "LINENO",
                        "SECONDS", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "NODE_ENV"})
+
 
 NON_READERS = frozenset("""
 ls ll la l dir vdir exa eza lsd tree stat file test [ [[ true false : which type whereis hash
@@ -74,12 +76,14 @@ def run_simple(scan, words, redirs, ctx, prev):
         f = handle(scan, name, args, ctx, stdin, 0)
     return f or _redirects(scan, redirs, ctx)
 
+
 def _expands_secret_var(words):
     for parts in words:
         for kind, text, _ in parts:
             if kind == L.SUB or (kind == L.DYN and text not in SAFE_VARS):
                 return True
     return False
+
 
 def _redirects(scan, redirs, ctx):
     for r in redirs:
@@ -99,6 +103,7 @@ def _redirects(scan, redirs, ctx):
                 return f
     return None
 
+
 def handle(scan, name, args, ctx, stdin, hops):
     if hops > MAX_HOPS:
         return None
@@ -110,6 +115,7 @@ def handle(scan, name, args, ctx, stdin, hops):
     if name in NON_READERS:
         return None
     return generic(scan, name, args, ctx)
+
 
 def h_cd(scan, name, args, ctx, stdin, hops):
     if name == "popd":
@@ -126,6 +132,7 @@ def h_cd(scan, name, args, ctx, stdin, hops):
         p = scan.resolve(s, ctx)
         ctx.cwd = p if p.startswith("/") else None
     return
+
 
 def h_declare(scan, name, args, ctx, stdin, hops):
     dump = True
@@ -146,6 +153,7 @@ def h_declare(scan, name, args, ctx, stdin, hops):
         return dump(scan, name)
     return None
 
+
 def h_dumpers(scan, name, args, ctx, stdin, hops):
     if not scan.loaded:
         return None
@@ -156,15 +164,18 @@ def h_dumpers(scan, name, args, ctx, stdin, hops):
         return dump(scan, name)
     return None
 
+
 def h_read(scan, name, args, ctx, stdin, hops):
     for a in args:
         if a.static and a.static.isidentifier():
             ctx.vars[a.static] = [(("any", ""),)]
 
+
 def h_unset(scan, name, args, ctx, stdin, hops):
     for a in args:
         if a.static:
             ctx.vars.pop(a.static, None)
+
 
 HANDLERS = {
     "env": X.h_env,

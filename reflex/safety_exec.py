@@ -25,6 +25,9 @@ from reflex.safety_argv import (
 )
 from reflex.safety_shell import Arg, Ctx
 
+
+# name: (short options with a value, long options with a value, positionals to skip,
+#        required subcommands or None, {flag: role})
 WRAPPERS = {
     "command": ("", (), 0, None, {"-v": "lookup", "-V": "lookup"}),
     "builtin": ("", (), 0, None, {}),
@@ -92,6 +95,7 @@ WRAPPERS = {
     "bunx": ("p", ("--package",), 0, None, {}),
     "pnpm": ("", (), 0, ("exec", "dlx"), {}),
 }
+
 
 def wrapper(scan, name, args, ctx, stdin, hops):
     short_val, long_val, skip, subcmds, roles = WRAPPERS[name]
@@ -161,6 +165,7 @@ def wrapper(scan, name, args, ctx, stdin, hops):
         return scan.command(text, ctx.copy()) if text else None
     return run_rest(scan, args[i:], ctx, stdin, hops)
 
+
 def h_env(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
     while i < n:
@@ -203,6 +208,7 @@ def h_env(scan, name, args, ctx, stdin, hops):
 
 # -- shells and code ------------------------------------------------------------------
 
+
 def h_shell(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
     has_c = False
@@ -244,14 +250,17 @@ def h_shell(scan, name, args, ctx, stdin, hops):
     text = stdin.text()
     return scan.command(text, ctx.copy()) if text else None
 
+
 def h_eval(scan, name, args, ctx, stdin, hops):
     if not args or any(a.static is None for a in args):
         return None
     return scan.command(" ".join(a.static for a in args), ctx.copy())
 
+
 def h_source(scan, name, args, ctx, stdin, hops):
     if args:
         scan.load(args[0], ctx)
+
 
 def h_alias(scan, name, args, ctx, stdin, hops):
     for a in args:
@@ -262,11 +271,15 @@ def h_alias(scan, name, args, ctx, stdin, hops):
                 return f
     return None
 
+
 def h_trap(scan, name, args, ctx, stdin, hops):
     if args and args[0].static and not args[0].static.startswith("-"):
         return scan.command(args[0].static, ctx.copy())
     return None
 
+
+# per interpreter: (letters that take the code, letters that take another value,
+#                   in-place letter, long options that take the code, long options with a value)
 INTERPRETERS = {
     "python": ("c", "mWXQ", "", (), ("--check-hash-based-pycs",)),
     "pypy": ("c", "mWXQ", "", (), ()),
@@ -283,9 +296,11 @@ INTERPRETERS = {
     "osascript": ("e", "l", "", (), ()),
     "tclsh": ("", "", "", (), ()),
 }
-# Letters that take an *optional attached* value only (perl -0777, -l, -i.bak, -Mmod).
 
+
+# Letters that take an *optional attached* value only (perl -0777, -l, -i.bak, -Mmod).
 _ATTACHED_ONLY = {"perl": "MmlF0dDVxCi", "ruby": "iFKEx"}
+
 
 def h_interp(scan, name, args, ctx, stdin, hops):
     code_l, val_l, inplace_l, code_long, val_long = INTERPRETERS[name]
@@ -362,8 +377,10 @@ def h_interp(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 def h_virtualenv(scan, name, args, ctx, stdin, hops):
     return writes_only(scan, name, args, ctx)
+
 
 def h_deno(scan, name, args, ctx, stdin, hops):
     if args and args[0].static == "eval":
@@ -372,12 +389,11 @@ def h_deno(scan, name, args, ctx, stdin, hops):
     return generic(scan, name, args, ctx)
 
 
-# -- pattern-first readers ------------------------------------------------------------
-
 _FIND_VALUE = frozenset("""-path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type
 -xtype -user -group -perm -size -mtime -mmin -atime -amin -ctime -cmin -maxdepth -mindepth -printf
 -newer -anewer -cnewer -samefile -inum -links -uid -gid -fstype -used -context -newermt -newerct
 -newerat -newermm -regextype""".split())
+
 
 def h_find(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
@@ -386,7 +402,7 @@ def h_find(scan, name, args, ctx, stdin, hops):
     if i < n and args[i].static == "-D":
         i += 2
     starts = []
-    while i < n and not (args[i].static or "x")[0] in "-(!),":
+    while i < n and (args[i].static or "x")[0] not in "-(!),":
         starts.append(args[i])
         i += 1
     starts = starts or [Arg.of(".")]
@@ -442,6 +458,7 @@ def h_find(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 def h_xargs(scan, name, args, ctx, stdin, hops):
     replace = None
     parsed = opts(args, "adEILnPs", frozenset({"--arg-file", "--delimiter", "--eof", "--max-lines",
@@ -471,6 +488,7 @@ def h_xargs(scan, name, args, ctx, stdin, hops):
     else:
         cmd = cmd + extra
     return run_rest(scan, cmd, ctx, Stdin([], None), hops)
+
 
 def h_ssh(scan, name, args, ctx, stdin, hops):
     operands = [a for flag, val, a in opts(args, "iFopJlLRDbcEemOQSWwB", stop=True) if flag is None]

@@ -38,20 +38,23 @@ def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False)
     else:
         sources, dest = operands, None
     for a in sources:
-        f = scan.read(a, name, ctx, "secret-copy", split=False)
+        f = scan.read(a, name, ctx, "secret-copy", split=False, dirs=True)
         if not f and delete_sources:
             f = scan.write(a, name, ctx, delete=True)
         if f:
             return f
     return scan.write(dest, name, ctx) if dest is not None else None
 
+
 def h_cp(scan, name, args, ctx, stdin, hops):
     return _copy_like(scan, name, args, ctx, "tS",
                       frozenset({"--target-directory", "--suffix"}), delete_sources=(name == "mv"))
 
+
 def h_install(scan, name, args, ctx, stdin, hops):
     return _copy_like(scan, name, args, ctx, "tSmog",
                       frozenset({"--target-directory", "--suffix", "--mode", "--owner", "--group"}))
+
 
 def _remote(a):
     s = a.static
@@ -60,12 +63,14 @@ def _remote(a):
     head = s.split("/", 1)[0]
     return ":" in head and not s.startswith(("./", "/", "~")) or s.startswith("rsync://")
 
+
 _RSYNC_LONG = frozenset("""--rsh --exclude --include --exclude-from --include-from --files-from
 --filter --chmod --chown --log-file --partial-dir --temp-dir --backup-dir --suffix --port
 --password-file --rsync-path --timeout --bwlimit --block-size --max-size --min-size --compare-dest
 --link-dest --copy-dest --remote-option --out-format --info --debug --iconv --modify-window --outbuf
 --contimeout --sockopts --checksum-choice --compress-choice --compress-level --skip-compress
 --usermap --groupmap --address --protocol --stop-after --stop-at --max-delete""".split())
+
 
 def h_transfer(scan, name, args, ctx, stdin, hops):
     if name == "rsync":
@@ -82,7 +87,7 @@ def h_transfer(scan, name, args, ctx, stdin, hops):
                 return f
     if len(operands) < 2:
         for a in operands:
-            f = scan.read(a, name, ctx, "secret-copy", split=False)
+            f = scan.read(a, name, ctx, "secret-copy", split=False, dirs=True)
             if f:
                 return f
         return None
@@ -91,10 +96,11 @@ def h_transfer(scan, name, args, ctx, stdin, hops):
     for a in operands[:-1]:
         if _remote(a):
             continue
-        f = scan.read(a, name, ctx, rule, split=False)
+        f = scan.read(a, name, ctx, rule, split=False, dirs=True)
         if f:
             return f
     return None if _remote(dest) else scan.write(dest, name, ctx)
+
 
 def h_tee(scan, name, args, ctx, stdin, hops):
     for flag, val, a in opts(args):
@@ -104,6 +110,7 @@ def h_tee(scan, name, args, ctx, stdin, hops):
                 return f
     return None
 
+
 def h_rm(scan, name, args, ctx, stdin, hops):
     for flag, val, a in opts(args, "ns" if name == "shred" else "",
                              frozenset({"--iterations", "--size", "--random-source"})):
@@ -112,6 +119,7 @@ def h_rm(scan, name, args, ctx, stdin, hops):
             if f:
                 return f
     return None
+
 
 _WRITE_SPECS = {
     "touch": ("rtd", frozenset({"--reference", "--date", "--time"})),
@@ -123,6 +131,7 @@ _WRITE_SPECS = {
                                     "--set-file"})),
 }
 
+
 def h_writes(scan, name, args, ctx, stdin, hops):
     short_val, long_val = _WRITE_SPECS[name]
     for flag, val, a in opts(args, short_val, long_val):
@@ -132,9 +141,12 @@ def h_writes(scan, name, args, ctx, stdin, hops):
                 return f
     return None
 
+
 _CHMOD_FLAGS = re.compile(r"-[cfvRHLPh]+\Z")
 
+
 _CHATTR_MODE = re.compile(r"[+\-=][aAcCdDeFijmPsStTux]+\Z")
+
 
 def h_chmod(scan, name, args, ctx, stdin, hops):
     operands = []
@@ -161,11 +173,12 @@ def h_chmod(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 def h_dd(scan, name, args, ctx, stdin, hops):
     for a in args:
         s = a.static or ""
         if s.startswith("if="):
-            f = scan.read(Arg.of(s[3:]), name, ctx, "secret-copy", split=False)
+            f = scan.read(Arg.of(s[3:]), name, ctx, "secret-copy", split=False, dirs=True)
         elif s.startswith("of="):
             f = scan.write(Arg.of(s[3:]), name, ctx)
         else:
@@ -174,7 +187,9 @@ def h_dd(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 _CURL_VAL = "AbcCdDEeFHKmoPQrTtuUwxXyYz"
+
 
 _CURL_LONG = frozenset("""--output --output-dir --upload-file --data --data-ascii --data-binary
 --data-raw --data-urlencode --json --form --form-string --config --cookie --cookie-jar --dump-header
@@ -187,13 +202,17 @@ _CURL_LONG = frozenset("""--output --output-dir --upload-file --data --data-asci
 --variable --libcurl --mail-from --mail-rcpt --ftp-port --telnet-option --create-file-mode
 --parallel-max --url-query --etag-save --etag-compare --hsts --alt-svc""".split())
 
+
 _CURL_WRITE = frozenset({"-o", "--output", "--output-dir", "-c", "--cookie-jar", "-D", "--dump-header",
                          "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save"})
 
+
 _CURL_READ = frozenset({"-T", "--upload-file", "-K", "--config", "--etag-compare"})
+
 
 _CURL_DATA = frozenset({"-d", "--data", "--data-ascii", "--data-binary", "--data-urlencode", "--json",
                         "-H", "--header", "--variable"})
+
 
 def h_curl(scan, name, args, ctx, stdin, hops):
     for flag, val, a in opts(args, _CURL_VAL, _CURL_LONG):
@@ -220,6 +239,7 @@ def h_curl(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 def h_wget(scan, name, args, ctx, stdin, hops):
     for flag, val, a in opts(args, "OoaPiUeTtwQlARDIXB",
                              frozenset({"--output-document", "--output-file", "--append-output",
@@ -240,12 +260,15 @@ def h_wget(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 _TAR_VAL = "fCbTXgNVKIHLF"
+
 
 _TAR_LONG = frozenset("""--file --directory --files-from --exclude-from --listed-incremental --newer
 --label --starting-file --use-compress-program --format --tape-length --info-script --owner --group
 --mode --mtime --transform --xform --exclude --strip-components --blocking-factor --record-size
 --to-command --suffix""".split())
+
 
 def h_tar(scan, name, args, ctx, stdin, hops):
     if args and args[0].static and args[0].static[0] != "-" and args[0].static.isalpha():
@@ -273,7 +296,7 @@ def h_tar(scan, name, args, ctx, stdin, hops):
                 return f
     if mode == "c":
         for a, c in members:
-            f = scan.read(a, name, c, "secret-copy", split=False)
+            f = scan.read(a, name, c, "secret-copy", split=False, dirs=True)
             if f:
                 return f
         if archive is not None and archive.static != "-":
@@ -281,6 +304,7 @@ def h_tar(scan, name, args, ctx, stdin, hops):
     elif mode == "x" and cdir.cwd:
         return scan.write(Arg.of(cdir.cwd), name, ctx)
     return None
+
 
 def h_zip(scan, name, args, ctx, stdin, hops):
     operands = []
@@ -305,16 +329,18 @@ def h_zip(scan, name, args, ctx, stdin, hops):
     if not operands:
         return None
     for a in operands[1:]:
-        f = scan.read(a, name, ctx, "secret-copy", split=False)
+        f = scan.read(a, name, ctx, "secret-copy", split=False, dirs=True)
         if f:
             return f
     return scan.write(operands[0], name, ctx) if operands[0].static != "-" else None
+
 
 def h_unzip(scan, name, args, ctx, stdin, hops):
     for flag, val, a in opts(args, "dxP", frozenset()):
         if flag == "-d" and val is not None:
             return scan.write(val, name, ctx)
     return None
+
 
 def h_7z(scan, name, args, ctx, stdin, hops):
     operands = [a for a in args if not (a.static or "x").startswith("-")]
@@ -324,7 +350,7 @@ def h_7z(scan, name, args, ctx, stdin, hops):
     cmd = operands[0].static
     if cmd in ("a", "u") and len(operands) > 1:
         for a in operands[2:]:
-            f = scan.read(a, name, ctx, "secret-copy", split=False)
+            f = scan.read(a, name, ctx, "secret-copy", split=False, dirs=True)
             if f:
                 return f
         return scan.write(operands[1], name, ctx)

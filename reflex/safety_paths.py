@@ -21,6 +21,7 @@ Secret kinds, used to pick the remediation text:
             itself, /home, /): reading it recursively reads them
 """
 
+import functools
 import posixpath
 import re
 
@@ -61,8 +62,8 @@ SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"
 # Top-level directories that belong to the system; with an unknown project root these are
 # still protected from writes and deletes.
 SYSTEM_TOP = frozenset({"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt",
-                        "proc", "root", "sbin", "snap", "srv", "sys", "usr", "var", "System",
-                        "Library", "Applications", "private", "Users", "home", "Volumes"})
+                        "proc", "root", "sbin", "snap", "sys", "usr", "var", "System",
+                        "Library", "Applications", "private", "Users", "home"})
 
 # Writes to these are harmless (and ubiquitous: `2>/dev/null`).
 _DEVICE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero",
@@ -152,17 +153,15 @@ def is_device_sink(path):
     return path in _DEVICE_SINKS or path.startswith("/dev/fd/") or path.startswith("/proc/self/fd/")
 
 
-def is_outside(path, root, home, tmp_dirs, container=False):
+def is_outside(path, root, home, tmp_dirs):
     """True when writing (or deleting) `path` leaves the project root and the temp dirs.
 
-    `container=True` asks about paths *below* `path` (a glob or an unknown expansion under
-    it); otherwise deleting a temp dir itself counts as outside, writing into it does not.
-    With an unknown root only `/`, system directories, the home directory itself, its
-    ancestors and its dot-entries (~/.bashrc, ~/.ssh/...) are protected.
+    The root and the temp dirs themselves count as inside (`cp x /tmp`); the caller decides
+    that deleting a temp dir itself is not. With an unknown root only `/`, system
+    directories, the home directory itself, its ancestors and its dot-entries (~/.bashrc,
+    ~/.ssh/...) are protected.
     """
     for t in tmp_dirs:
-        if path == t:
-            return False
         if is_under(path, t):
             return False
     if root is not None:
@@ -174,10 +173,6 @@ def is_outside(path, root, home, tmp_dirs, container=False):
         return rel.startswith(".")
     top = path[1:].split("/", 1)[0]
     return top in SYSTEM_TOP
-
-
-def is_tmp_dir_itself(path, tmp_dirs):
-    return path in tmp_dirs
 
 
 def glob_regex(pieces):
@@ -234,35 +229,42 @@ def _cls_char(c):
     return "\\" + c if c in "\\]^-[" else c
 
 
-def pattern_reps(home, cwd):
-    """Representative secret paths and neutral paths to test a pattern against."""
+@functools.lru_cache(maxsize=256)   # a pure function of its arguments: caching changes no answer
+def pattern_reps(home, cwd, dirs=False):
+    """Representative secret paths and neutral paths to test a pattern against.
+
+    dirs=True adds the secret directories themselves (~/.ssh, ~/.aws), for recursive readers.
+    """
     secret = []
     neutral = ["/etc/hosts", "/usr/lib/libx.so", "/tmp/x.txt"]
     if home:
         h = home.rstrip("/")
-        secret += [h + "/.ssh/id_rsa", h + "/.ssh/deploy_key", h + "/.ssh", h + "/.gnupg/secring.gpg",
-                   h + "/.aws/credentials", h + "/.aws", h + "/.docker/config.json",
+        secret += [h + "/.ssh/id_rsa", h + "/.ssh/deploy_key", h + "/.gnupg/secring.gpg",
+                   h + "/.aws/credentials", h + "/.docker/config.json",
                    h + "/.kube/config", h + "/.config/gh/hosts.yml", h + "/.config/gcloud/credentials.db",
                    h + "/.npmrc", h + "/.netrc", h + "/.git-credentials", h + "/.azure/accessTokens.json"]
         # Only non-dot neutrals under home: a pattern that reaches into dot-directories
         # (`~/.*/*`) can reach ~/.ssh, and that is what it should be judged by.
         neutral += [h + "/notes.txt", h + "/proj/README.md", h + "/proj/src/main.py"]
+        if dirs:
+            secret += [h + "/.ssh", h + "/.aws", h + "/.gnupg", h + "/.config/gcloud", h]
     secret += list(SYSTEM_SECRETS[:2])
     if cwd:
         c = cwd.rstrip("/")
         secret += [c + "/" + b for b in SECRET_BASENAMES]
         neutral += [c + "/" + b for b in NEUTRAL_BASENAMES] + [c + "/src/main.py"]
-    return secret, neutral
+    # A neutral path inside a secret directory (cwd = ~/.ssh) is not neutral.
+    return tuple(secret), tuple(p for p in neutral if not secret_kind(p, home))
 
 
-def pattern_is_secret(regex_src, basename_src, home, cwd):
+def pattern_is_secret(regex_src, basename_src, home, cwd, dirs=False):
     """Whether a path pattern can name a secret, and names nothing neutral.
 
     `regex_src` matches whole absolute paths (None when the pattern is relative and the cwd
     is unknown); `basename_src` matches the last component (None when it is unknown).
     Returns the matched representative (a path) or None.
     """
-    secret, neutral = pattern_reps(home, cwd)
+    secret, neutral = pattern_reps(home, cwd, dirs)
     if regex_src is not None:
         rx = re.compile(regex_src + r"\Z", re.DOTALL)
         hit = next((p for p in secret if rx.match(p)), None)

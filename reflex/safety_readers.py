@@ -13,12 +13,15 @@ import re
 from reflex.safety_argv import _DQ_LITERALS, chdir, code_scan, glob_filter, opts
 from reflex.safety_shell import Arg
 
+
 _SED_FILE_CMD = re.compile(r"(?:^|[;\n{}0-9$/])\s*([rRwW])\s+([^\n;}]+)")
+
 
 _GREP = ("efABCmdDX", frozenset({"--regexp", "--file", "--after-context", "--before-context",
                                   "--context", "--max-count", "--directories", "--devices", "--label",
                                   "--include", "--exclude", "--exclude-dir", "--exclude-from",
                                   "--binary-files", "--group-separator"}))
+
 
 _RG = ("efABCmMgtTjEr", frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not",
                                     "--type-add", "--type-clear", "--max-count", "--max-depth",
@@ -30,8 +33,10 @@ _RG = ("efABCmMgtTjEr", frozenset({"--regexp", "--file", "--glob", "--iglob", "-
                                     "--dfa-size-limit", "--regex-size-limit", "--engine",
                                     "--hostname-bin", "--hyperlink-format", "--generate"}))
 
+
 _AG = ("ABCGgmp", frozenset({"--after", "--before", "--context", "--file-search-regex", "--ignore",
                              "--max-count", "--path-to-ignore", "--depth", "--pager"}))
+
 
 def h_grep(scan, name, args, ctx, stdin, hops):
     short_val, long_val = _RG if name == "rg" else _AG if name in ("ag", "ack", "pt", "sift") else _GREP
@@ -63,10 +68,11 @@ def h_grep(scan, name, args, ctx, stdin, hops):
         if f:
             return f
     for a in operands:
-        f = scan.read(a, name, ctx, split=False)
+        f = scan.read(a, name, ctx, split=False, dirs=True)
         if f:
             return f
     return None
+
 
 def h_sed(scan, name, args, ctx, stdin, hops):
     scripts, operands = [], []
@@ -105,6 +111,7 @@ def h_sed(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 def h_awk(scan, name, args, ctx, stdin, hops):
     progs, operands = [], []
     prog_file = False
@@ -134,6 +141,7 @@ def h_awk(scan, name, args, ctx, stdin, hops):
         if f:
             return f
     return None
+
 
 def h_jq(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
@@ -176,13 +184,13 @@ def h_jq(scan, name, args, ctx, stdin, hops):
     return None
 
 
-# -- copies, moves, archives, network -------------------------------------------------
-
 _GIT_READERS = frozenset({"show", "diff", "blame", "annotate", "cat-file", "grep", "archive",
                           "format-patch", "difftool", "range-diff", "whatchanged"})
 
+
 _GIT_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                         "--config-env", "--super-prefix"})
+
 
 def h_git(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
@@ -225,8 +233,10 @@ def h_git(scan, name, args, ctx, stdin, hops):
             return f
     return None
 
+
 _OPENSSL_KEY = frozenset({"-key", "-signkey", "-cert", "-CAfile", "-CApath", "-inkey", "-certfile",
                           "-CAkey", "-CA", "-pass", "-passin", "-passout", "-verifyCAfile", "-chainCAfile"})
+
 
 def h_openssl(scan, name, args, ctx, stdin, hops):
     i, n = 0, len(args)
@@ -244,6 +254,3 @@ def h_openssl(scan, name, args, ctx, stdin, hops):
         if f:
             return f
     return None
-
-
-# -- directory and environment builtins ----------------------------------------------

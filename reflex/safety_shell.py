@@ -358,32 +358,38 @@ class Scan:
             return normalize(ctx.cwd + "/" + text)
         return normalize(text) if text else text
 
-    def read(self, arg, verb, ctx, rule="secret-read", split=True):
-        """A read of `arg`: a Finding when it can name a secret file."""
+    def read(self, arg, verb, ctx, rule="secret-read", split=True, dirs=False):
+        """A read of `arg`: a Finding when it can name a secret file.
+
+        dirs=True for commands that read a directory recursively (grep -r, cp -r, tar, rsync,
+        docker -v): for them a directory holding secrets (~/.ssh, ~/.aws, home, /) counts too.
+        """
         for v in arg.variants:
             s = _static(v)
             if s is None:
-                f = self._read_pattern(v, verb, ctx, rule)
+                f = self._read_pattern(v, verb, ctx, rule, dirs)
             else:
                 f = None
                 for c in (_candidates(s, arg.dyn) if split else (s,)):
-                    f = self.read_path(c, verb, ctx, rule)
+                    f = self.read_path(c, verb, ctx, rule, dirs)
                     if f:
                         break
             if f:
                 return f
         return None
 
-    def read_path(self, text, verb, ctx, rule="secret-read"):
+    def read_path(self, text, verb, ctx, rule="secret-read", dirs=False):
         if not text or text == "-":
             return None
         path = self.resolve(text, ctx)
         kind = secret_kind(path, self.home)
+        if kind == "dir" and not dirs:
+            return None
         if kind and not self.allowed(path):
             return Finding(rule, path, text, verb, kind)
         return None
 
-    def _read_pattern(self, v, verb, ctx, rule):
+    def _read_pattern(self, v, verb, ctx, rule, dirs=False):
         pieces = [list(p) for p in v]
         if pieces and pieces[0][0] == "lit":
             head = pieces[0][1]
@@ -413,7 +419,7 @@ class Scan:
             if kind and not self.allowed(shown):
                 return Finding(rule, shown, shown, verb, kind)
         base_src = glob_regex(last) if not any(k == "any" for k, _ in last) else None
-        hit = pattern_is_secret(glob_regex(pieces) if absolute else None, base_src, self.home, ctx.cwd)
+        hit = pattern_is_secret(glob_regex(pieces) if absolute else None, base_src, self.home, ctx.cwd, dirs)
         if hit and not self.allowed(shown):
             kind = secret_kind(hit, self.home) or basename_kind(hit.rsplit("/", 1)[-1]) or "key"
             return Finding(rule, shown, shown, verb, kind)
@@ -450,7 +456,7 @@ class Scan:
             if not base.startswith("/"):
                 continue
             shown = "".join(t if k != "any" else "*" for k, t in v)
-            if is_outside(base, self.root, self.home, self.tmp, container=True) and not self.allowed(shown):
+            if is_outside(base, self.root, self.home, self.tmp) and not self.allowed(shown):
                 target = base.rstrip("/") + "/" + shown[len(known):] if shown.startswith(known) else shown
                 return Finding(rule, target, shown, verb, "outside")
         return None

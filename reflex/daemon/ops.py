@@ -6,11 +6,14 @@ so one bad request never takes the daemon down.
 """
 
 import asyncio
+import json
 import os
 import time
 
 from .. import blobs, wire
 from .claude import ClaudeHandler
+from .retrieval import Retrieval
+from .runs import RunStore
 
 VERSION = "0.1.0"
 
@@ -46,6 +49,8 @@ class Ops:
         self.loop = loop
         self.executor = executor
         self.claude = ClaudeHandler(ctx)
+        self.retrieval = Retrieval(ctx)
+        self.runs = RunStore(ctx)
         self.started = time.time()
         self.requests = 0
         self.stop_requested = None  # set by the server
@@ -112,57 +117,121 @@ class Ops:
             return error("bad_request", "capture %s does not exist" % capture)
         if not os.path.isfile(capture) or st.st_uid != os.getuid():
             return error("forbidden", "capture is not a regular file we own")
-        stored = await self.loop.run_in_executor(self.executor, self._store_capture, capture)
-        bid, size = stored
-        handle = blobs.handle_of(bid)
         command = str(hdr.get("command") or "")
         cwd = hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None
-        sig = self.ctx.signature(command, cwd)
         session_id = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
         exit_code = hdr.get("exit") if isinstance(hdr.get("exit"), int) else None
+        slicer = hdr.get("slicer") if isinstance(hdr.get("slicer"), str) else None
+        producer = hdr.get("producer") if isinstance(hdr.get("producer"), str) else command
         duration_ms = hdr.get("duration_ms") if isinstance(hdr.get("duration_ms"), (int, float)) else None
+        sig = self.ctx.signature(command, cwd)
+        family = sig.family if sig else "other"
+        core_hash = sig.core_hash if sig else None
+        density, reason = self.ctx.density_for(session_id, core_hash, family)
+        view = body.decode("utf-8", "replace") if slicer is not None else None
+        work = await self.loop.run_in_executor(
+            self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd)
+        bid, size, digest, digest_error = work
+        handle = blobs.handle_of(bid)
+        data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
+                "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
+                "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
+        meta = {}
+        if digest is not None:
+            data.update(digest_summary(digest))
+            meta = {"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
+                                 for f in digest.facts.failures if f.id],
+                    "hints": [h.address for h in digest.hints], "counts": digest.facts.counts.model_dump(),
+                    "omitted": digest.omitted, "truncated": digest.truncated}
+        elif digest_error:
+            data["digest_error"] = digest_error
         ev = {"uid": uid, "ts": hdr.get("ts") or time.time(), "harness": "ctx-run",
               "spooled": 1 if hdr.get("spooled") else 0, "session_id": session_id, "kind": "run",
-              "cwd": cwd, "command": command, "family": sig.family if sig else None,
-              "core_hash": sig.core_hash if sig else None, "decision": "none", "exit_code": exit_code,
-              "output_bytes": size,
-              "data": {"handle": handle, "blob": bid, "duration_ms": duration_ms}}
+              "cwd": cwd, "command": command, "family": family, "core_hash": core_hash,
+              "decision": "none", "exit_code": exit_code, "output_bytes": size, "data": data}
         run = {"event_uid": uid, "handle": handle, "blob": bid, "session_id": session_id,
                "command": command, "cwd": cwd, "exit_code": exit_code, "duration_ms": duration_ms,
-               "raw_bytes": size, "family": ev["family"], "core_hash": ev["core_hash"],
-               "profile": None, "density": "raw", "raw_tokens": None, "delivered_tokens": None,
-               "worktree_hash": None, "meta": "{}"}
+               "raw_bytes": size, "family": family, "core_hash": core_hash,
+               "profile": digest.profile if digest else None,
+               "density": digest.density if digest else "raw",
+               "raw_tokens": digest.raw_tokens if digest else None,
+               "delivered_tokens": digest.tokens if digest else None,
+               "worktree_hash": data["worktree_hash"], "meta": json.dumps(meta, sort_keys=True)}
         written = await self._commit(_finish(ev), run=run)
+        self.ctx.observe_run(ev)
         try:
             os.unlink(capture)
         except OSError:
             pass
-        footer = "[ctx] exit %s · %s stored as %s · full output: ctx get %s\n" % (
-            exit_code, _size(size), handle, handle)
-        return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
-                      "duplicate": written.duplicate}, out=footer.encode())
-
-    def _store_capture(self, capture):
-        with open(capture, "rb") as f:
-            data = f.read()
-        return self.ctx.blobs.put(data), len(data)
+        if digest is None:
+            footer = "[ctx] exit %s · %s stored as %s · full output: ctx get %s\n" % (
+                exit_code, _size(size), handle, handle)
+            return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
+                          "duplicate": written.duplicate}, out=footer.encode())
+        text = digest.text if digest.text.endswith("\n") else digest.text + "\n"
+        return Reply({"handle": handle, "blob": bid, "seq": written.seq, "duplicate": written.duplicate,
+                      "tokens": digest.tokens, "raw_tokens": digest.raw_tokens},
+                     out=text.encode("utf-8", "surrogateescape"))
 
     async def op_get(self, hdr, body):
-        address = hdr.get("address")
-        if not isinstance(address, str) or not address.startswith("r:"):
-            return error("bad_request", "expected a handle like r:7f3a2c9d01ab")
-        handle = address.split(":L", 1)[0].split("#", 1)[0]
-        row = self.ctx.reader().execute(
-            "SELECT blob FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchone()
-        if row is None:
-            return error("not_found", "no run with handle %s" % handle, miss="abstain")
-        try:
-            data = await self.loop.run_in_executor(self.executor, self.ctx.blobs.get, row[0])
-        except blobs.BlobMissing:
-            return error("not_found", "the output of %s is no longer stored" % handle, miss="evicted")
-        except blobs.BlobDamaged as e:
-            return error("damaged", str(e), miss="denatured")
-        return Reply({"blob": row[0]}, out=data)
+        query = hdr.get("address")
+        if not isinstance(query, str) or not query:
+            return error("bad_request", "expected an address like r:7f3a2c9d01ab[:L10-40]")
+        b3 = hdr.get("b3") if isinstance(hdr.get("b3"), str) else None
+        answer, data = await self.loop.run_in_executor(
+            self.executor, lambda: self.retrieval.get(query, check_b3=b3))
+        await self._record_retrieval(hdr, "ctx get " + query, answer, {"address": query})
+        return self._answer_reply(hdr, answer, data)
+
+    async def op_search(self, hdr, body):
+        pattern = hdr.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            return error("bad_request", "expected a pattern")
+        handle = hdr.get("handle") if isinstance(hdr.get("handle"), str) else None
+        session = hdr.get("session") if isinstance(hdr.get("session"), str) else None
+        answer, data = await self.loop.run_in_executor(
+            self.executor, lambda: self.retrieval.search(pattern, handle=handle, session=session))
+        await self._record_retrieval(hdr, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
+        return self._answer_reply(hdr, answer, data)
+
+    def _answer_reply(self, hdr, answer, data):
+        if hdr.get("json"):
+            out = (json.dumps(answer.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode()
+            return Reply({"know": answer.know is not None}, out=out)
+        if answer.know is not None:
+            err = b""
+            if answer.know.truncated:
+                err = ("[ctx] truncated to the token budget; continue with: ctx get %s\n"
+                       % answer.know.next).encode() if answer.know.next else b"[ctx] truncated\n"
+            return Reply({"know": True}, out=data or b"", err=err)
+        m = answer.miss
+        remedy = ("refresh: %s" % m.refresh) if m.refresh else ("try: %s" % "; ".join(m.escalate_to))
+        r = error("miss", "miss(%s): %s; %s" % (m.reason, m.detail, remedy), miss=m.reason)
+        return r
+
+    async def _record_retrieval(self, hdr, command, answer, fields):
+        session = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
+        uid = hdr.get("uid") if isinstance(hdr.get("uid"), str) else os.urandom(10).hex()
+        data = dict(fields)
+        if answer.know is not None:
+            data.update(result="know", handle=answer.know.handle, span=answer.know.span,
+                        truncated=answer.know.truncated)
+        else:
+            data.update(result="miss", reason=answer.miss.reason, handle=answer.miss.handle)
+        ev = {"uid": uid, "ts": time.time(), "harness": "ctx-retrieval", "spooled": 0, "session_id": session,
+              "kind": "retrieval", "command": command, "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
+              "decision": "none", "data": data}
+        await self._commit(_finish(ev))
+        self.ctx.observe_retrieval(ev)
+
+
+def digest_summary(d):
+    return {"profile": d.profile, "density": d.density,
+            "failed_ids": [f.id for f in d.facts.failures if f.id][:200],
+            "failed_count": (d.facts.counts.failed or 0) + (d.facts.counts.errors or 0),
+            "hints": [h.address for h in d.hints][:200], "omitted": sum(d.omitted.values()),
+            "truncated": d.truncated, "raw_tokens": d.raw_tokens, "delivered_tokens": d.tokens,
+            "passthrough": d.passthrough}
 
 
 def _finish(ev, default_exit=None):

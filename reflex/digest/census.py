@@ -27,7 +27,7 @@ from reflex.digest.redact import redact_line
 if TYPE_CHECKING:
     from reflex.digest.render import Source
 
-S_BUILD, S_FAIL, S_DIAG, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3, 4, 5, 6
+S_BUILD, S_FAIL, S_DIAG, S_DIAG_EVIDENCE, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3, 4, 5, 6, 7
 
 _BUILD_LABEL = {"pytest": "COLLECTION ERROR", "jest": "SUITE ERROR", "vitest": "SUITE ERROR"}
 _LOCATIONS_PER_LINE = 20
@@ -138,7 +138,9 @@ def _names(members: list[Failure], src: "Source") -> str:
 
 def _failures(facts: Facts, src: "Source", level: int) -> list[Group]:
     out = []
-    for i, members in enumerate(_grouped(facts, level)):
+    index = {id(f): k for k, f in enumerate(facts.failures)}
+    for members in _grouped(facts, level):
+        i = index[id(members[0])]  # position by the first member: evidence (S_FAIL, k, 1) follows it
         f = members[0]
         names = _names(members, src)
         hints: list = []
@@ -152,7 +154,7 @@ def _failures(facts: Facts, src: "Source", level: int) -> list[Group]:
             lines = [f"{names}{_location(f, src)}" + (f" {show(f.message, 80)}" if f.message else "")]
         else:
             lines = [names]
-        out.append(Group((S_FAIL, i), lines, hints, category="failures", count=len(members),
+        out.append(Group((S_FAIL, i, 0), lines, hints, category="failures", count=len(members),
                          span=union([m.span for m in members])))
     if facts.failures and (level >= 2 or not any(g.hints for g in out)):
         span = union([f.span for f in facts.failures])

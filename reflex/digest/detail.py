@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reflex.digest import census
-from reflex.digest.census import S_BUILD, S_DIAG, S_FAIL, S_HIGHLIGHT, S_RAW, show, union
+from reflex.digest.census import S_BUILD, S_DIAG_EVIDENCE, S_FAIL, S_HIGHLIGHT, S_RAW, show, show_path, union
 from reflex.digest.facts import Facts, Span
 from reflex.digest.layout import Elastic, Group, Plan, fit_head, fit_tail
 from reflex.digest.neutralize import clean_line
@@ -71,40 +71,81 @@ def _program_lines(text: str) -> list[str]:
 # -- evidence (dense, inline) -------------------------------------------------------
 
 
-def _items(facts: Facts) -> list[tuple[tuple, Span | None, str | None, str | None]]:
-    """(order, span, decoded detail, test id) for everything that has detail to show."""
+def _items(facts: Facts, src: "Source") -> list[tuple[tuple, Span | None, str | None, str | None, str | None]]:
+    """(order, span, decoded detail, test id, label) for everything that has detail to show.
+
+    Failure evidence sits right under its census line; diagnostic evidence gets its own
+    section, each block labelled with its location (the census may list them by code).
+    """
     items = []
     for i, be in enumerate(facts.build_errors):
-        items.append(((S_BUILD, i, 1), be.span, be.detail, None))
+        items.append(((S_BUILD, i, 1), be.span, be.detail, None, None))
     for i, f in enumerate(facts.failures):
-        items.append(((S_FAIL, i, 1), f.span, f.detail, f.id))
+        items.append(((S_FAIL, i, 1), f.span, f.detail, f.id, None))
     for i, d in enumerate(facts.diagnostics):
         if d.detail or d.span:
-            items.append(((S_DIAG, i, 1), d.span, d.detail, None))
+            loc = ":".join([show_path(src, d.file)] + [str(x) for x in (d.line, d.col) if x is not None])
+            label = f"{loc} {show(d.code, 60)}:" if d.code else f"{loc}:"
+            items.append(((S_DIAG_EVIDENCE, i), d.span, d.detail, None, (label, d.line)))
     return items
 
 
+MIN_EVIDENCE = 80  # below this a block is mostly its own "… more lines" hint
+
+
 def _evidence(facts: Facts, src: "Source", inline: bool):
+    """Evidence blocks shared equally; when the budget cannot give each one MIN_EVIDENCE
+    tokens, the first ones get that much and one line says where the rest are."""
+
     def build(alloc: int) -> list[Group]:
-        items = _items(facts)
-        if not facts.failures and not facts.build_errors:
-            # Diagnostics: a one-line span adds nothing the census line lacks.
-            items = [it for it in items if it[2] or (it[1] and _nlines(src, it[1]) > 1)]
+        # A one-line diagnostic span adds nothing its census line lacks.
+        items = [it for it in _items(facts, src) if it[4] is None or it[2] or (it[1] and _nlines(src, it[1]) > 1)]
         if not items:
             return []
-        per = max(alloc // len(items), 48)
-        groups = []
+        per = alloc // len(items)
+        reserve = 0
+        if per < MIN_EVIDENCE:
+            per, reserve = MIN_EVIDENCE, _NOTE_RESERVE
+        groups: list[Group] = []
         spent = 0
-        for order, span, detail, test_id in items:
-            if spent + 24 > alloc:
+        shown = 0
+        for order, span, detail, test_id, label in items:
+            room = min(per, alloc - reserve - spent)
+            if room < min(MIN_EVIDENCE, per):
                 break
-            g = _evidence_group(src, order, span, detail, test_id, min(per, alloc - spent), inline)
-            if g is not None and g.tokens <= alloc - spent:
+            g = _evidence_group(src, order, span, detail, test_id, room, inline, label)
+            shown += 1
+            if g is not None and g.tokens <= alloc - reserve - spent:
                 groups.append(g)
                 spent += g.tokens
+        rest = items[shown:]
+        if rest:
+            span = union([it[1] for it in rest])
+            hint = src.hint(span) if span else None
+            note = f"[ctx] evidence for {len(rest)} more not shown" + (f": {hint.command}" if hint else "")
+            g = Group((S_DIAG_EVIDENCE, 10**9), [note], [hint] if hint else [], truncates=inline)
+            if spent + g.tokens <= alloc:
+                groups.append(g)
         return groups
 
     return build
+
+
+_RANK = (re.compile(r"^E\s"), re.compile(r"^>\s"))
+
+
+def _key_lines(numbered: list[tuple[int, str]], limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` key lines in their original order, the error lines (`E   …`) and the
+    failing source line (`>   …`) chosen first."""
+    keyed = [(k, s) for k, s in numbered if _KEY.search(s)]
+    if not keyed:
+        return numbered[:limit]
+
+    def rank(item: tuple[int, str]) -> int:
+        return next((r for r, p in enumerate(_RANK) if p.match(item[1])), len(_RANK))
+
+    chosen = sorted(sorted(keyed, key=rank)[:limit])
+    return chosen
 
 
 def _nlines(src: "Source", span: Span) -> int:
@@ -112,7 +153,14 @@ def _nlines(src: "Source", span: Span) -> int:
     return b - a
 
 
-def _evidence_group(src, order, span, detail, test_id, alloc, inline) -> Group | None:
+DIAG_KEY_LINES = 4
+_TITLE = re.compile(r"^[_=]{2,} .+ [_=]{2,}$")
+_CARET = re.compile(r"(?:^|[|│]|\s)\s*[\^~]{2,}|\s\^(?:\s|$)")
+_HELP = re.compile(r"^\s*(?:=\s*)?(?:help|hint|note|suggestion):", re.IGNORECASE)
+_DIAG_NOISE = re.compile(r"^\s*(?:-->|\|\s*$|[\w./-]+[:(]\d+)")
+
+
+def _evidence_group(src, order, span, detail, test_id, alloc, inline, label=None) -> Group | None:
     if detail is not None:
         body = _program_lines(detail)
         first_line = 0
@@ -122,20 +170,51 @@ def _evidence_group(src, order, span, detail, test_id, alloc, inline) -> Group |
         first_line = a
     else:
         return None
-    numbered = [(k, s) for k, s in enumerate(body) if s.strip() and not set(s.strip()) <= set("_=-")]
-    if not inline:
-        keyed = [(k, s) for k, s in numbered if _KEY.search(s)] or numbered
-        numbered = keyed[:KEY_LINES]
+    # Rules and block titles (`____ test_x ____`) repeat what the census line already says.
+    numbered = [(k, s) for k, s in enumerate(body) if s.strip() and not set(s.strip()) <= set("_=-")
+                and not _TITLE.match(s)]
+    if label is not None:
+        label, diag_line = label
+        # A diagnostic block: its first line is the census line; keep the code frame and help.
+        numbered = [(k, s) for k, s in numbered[1:] if not _DIAG_NOISE.match(s)]
+        if not inline:
+            # Dense: the flagged source line, its caret line, and the tool's help — not the context.
+            own = re.compile(r"^\s*%d(?:\s*[|│]|\s+\S)" % (diag_line or -1))
+            numbered = [(k, s) for k, s in numbered
+                        if own.match(s) or _CARET.search(s) or _HELP.match(s)][:DIAG_KEY_LINES]
+            if not numbered:
+                return None
+    elif not inline:
+        numbered = _key_lines(numbered, KEY_LINES)
     lines = [EVIDENCE_INDENT + s for _, s in numbered]
     if not lines:
         return None
-    keep = fit_head(lines, alloc)
-    if keep == len(lines):
+    if label is not None:
+        lines.insert(0, "  " + label)
+        numbered.insert(0, numbered[0])
+    if fit_head(lines, alloc) == len(lines):
         return Group(order, lines)
+    if not inline:
+        # Dense: key lines under a census line that carries its own hint; cut, never re-hinted.
+        keep = fit_head(lines, alloc)
+        return Group(order, lines[: max(keep, 1)]) if keep or label else None
+    whole_hint = src.hint(span, test_id) if span is not None else None
+    if label is None:
+        # Inline, the whole block does not fit: its key lines say more than its first lines.
+        for k in range(KEY_LINES, 0, -1):
+            keyed = _key_lines(numbered, k)
+            if not keyed or len(keyed) >= len(numbered):
+                break
+            key_lines = [EVIDENCE_INDENT + s for _, s in keyed]
+            if fit_head(key_lines, max(alloc - _NOTE_RESERVE, 0)) == len(key_lines):
+                tail = f"{EVIDENCE_INDENT}… key lines only ({len(lines) - len(keyed)} not shown)" + (
+                    f": {whole_hint.command}" if whole_hint else "")
+                return Group(order, key_lines + [tail], [whole_hint] if whole_hint else [], truncates=True)
     keep = fit_head(lines, max(alloc - _NOTE_RESERVE, 0))
     if keep == 0:
         return None
     hints = []
+    tail = f"{EVIDENCE_INDENT}… {len(lines) - keep} more lines"
     if detail is None and span is not None:
         # The hint covers the rest of the block, from the first line not shown.
         k_next = numbered[keep][0]
@@ -144,16 +223,11 @@ def _evidence_group(src, order, span, detail, test_id, alloc, inline) -> Group |
         if rest[1] > rest[0]:
             h = src.hint(rest)
             hints.append(h)
-            tail = f"{EVIDENCE_INDENT}… {len(lines) - keep} more lines: {h.command}"
-        else:
-            tail = f"{EVIDENCE_INDENT}… {len(lines) - keep} more lines"
-    elif span is not None:
-        h = src.hint(span, test_id)
-        hints.append(h)
-        tail = f"{EVIDENCE_INDENT}… {len(lines) - keep} more lines: {h.command}"
-    else:
-        tail = f"{EVIDENCE_INDENT}… {len(lines) - keep} more lines"
-    return Group(order, lines[:keep] + [tail], hints, truncates=inline)
+            tail += f": {h.command}"
+    elif whole_hint is not None:
+        hints.append(whole_hint)
+        tail += f": {whole_hint.command}"
+    return Group(order, lines[:keep] + [tail], hints, truncates=True)
 
 
 # -- unrecognised output: highlights, head and tail ------------------------------------------------
@@ -190,17 +264,22 @@ def _highlights(facts: Facts, src: "Source"):
     return build
 
 
-def _display(src: "Source", first: int, last: int, folded: bool) -> list[tuple[int, int, str]]:
-    """(first line, last line, text) display items for lines[first:last], folding repeated templates."""
+def _display(src: "Source", first: int, last: int, folded: bool) -> list[tuple]:
+    """(first line, last line, text) display items for lines[first:last], folding repeated templates.
+
+    A run of 3+ lines with one template shows its first line and a note with the run's
+    length and, from 10 lines up, a hint to the lines it stands for."""
     if not folded:
-        return [(i, i + 1, src.line(i)) for i in range(first, last)]
+        return [(i, i + 1, src.line(i), None) for i in range(first, last)]
     items = []
     for i, n, _ in fold(src.out.lines, first, last):
         if n >= 3:
-            items.append((i, i + 1, src.line(i)))
-            items.append((i + 1, i + n, f"  (×{n - 1} similar lines, L{i + 2}-{i + n})"))
+            items.append((i, i + 1, src.line(i), None))
+            hint = src.hint(src.out.span(i + 1, i + n)) if n >= 10 else None
+            where = hint.command if hint else f"L{i + 2}-{i + n}"
+            items.append((i + 1, i + n, f"  (×{n - 1} similar lines: {where})", hint))
         else:
-            items.extend((k, k + 1, src.line(k)) for k in range(i, i + n))
+            items.extend((k, k + 1, src.line(k), None) for k in range(i, i + n))
     return items
 
 
@@ -211,15 +290,15 @@ def _excerpt(src: "Source", head_ratio: float, folded: bool):
             return []
         if n <= 2 * _WINDOW:
             whole = _display(src, 0, n, folded)
-            texts = [t for _, _, t in whole]
+            texts = [it[2] for it in whole]
             if fit_head(texts, alloc) == len(texts):
-                return [Group((S_RAW, 0), texts)]
+                return [Group((S_RAW, 0), texts, [it[3] for it in whole if it[3]])]
         head_items = _display(src, 0, min(n, _WINDOW), folded)
         tail_items = _display(src, max(0, n - _WINDOW), n, folded)
         body = max(alloc - _NOTE_RESERVE - 8, 0)
         head_budget = int(body * head_ratio)
-        k_head = fit_head([t for _, _, t in head_items], head_budget)
-        k_tail = fit_tail([t for _, _, t in tail_items], body - head_budget)
+        k_head = fit_head([it[2] for it in head_items], head_budget)
+        k_tail = fit_tail([it[2] for it in tail_items], body - head_budget)
         head = head_items[:k_head]
         tail = tail_items[len(tail_items) - k_tail :] if k_tail else []
         h_end = head[-1][1] if head else 0
@@ -229,14 +308,14 @@ def _excerpt(src: "Source", head_ratio: float, folded: bool):
             t_start = tail[0][0] if tail else n
         groups = []
         if head:
-            groups.append(Group((S_RAW, 0), [t for _, _, t in head]))
+            groups.append(Group((S_RAW, 0), [it[2] for it in head], [it[3] for it in head if it[3]]))
         if t_start > h_end:
             span = src.out.span(h_end, t_start)
             h = src.hint(span)
             groups.append(Group((S_RAW, 1), [f"[ctx] lines {h_end + 1}-{t_start} not shown: {h.command}"], [h],
                                 truncates=True))
         if tail:
-            groups.append(Group((S_RAW, 2), [t for _, _, t in tail]))
+            groups.append(Group((S_RAW, 2), [it[2] for it in tail], [it[3] for it in tail if it[3]]))
         return groups
 
     return build

@@ -28,6 +28,8 @@ def _coerce(command) -> str:
             text = str(command)
         except Exception:
             text = repr(type(command))
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:   # lone surrogates: make the text encodable everywhere downstream

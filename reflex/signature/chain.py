@@ -29,6 +29,7 @@ from .files import SLICERS, slicer
 from .model import Decoration, FileRef, Signature, core_hash
 from .syntax import POP, PUSH, parses_cleanly, read
 
+STABILIZE_CHARS = 8 * 1024    # beyond this a fallback core is kept as is (time budget)
 RUNNER_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc", "ruff",
                              "mypy", "eslint", "make", "mix", "gradle", "maven"})
 _FEEDERS = frozenset({"echo", "printf", "cat", "yes"})
@@ -54,7 +55,8 @@ def build(text, cwd: str | None = None, depth: int = 0, info: dict | None = None
     """info, if given, receives "trivial" (nothing but set-up/report statements)
     and "cd" (the whole line is one cd): what `bash -c CODE` needs to know."""
     sig = _build(text, cwd, depth, info)
-    if depth == 0 and (sig.parser != "tree-sitter" or (sig.core != sig.raw and not parses_cleanly(sig.core))):
+    if depth == 0 and len(text) <= STABILIZE_CHARS and (
+            sig.parser != "tree-sitter" or (sig.core != sig.raw and not parses_cleanly(sig.core))):
         sig = _stabilize(sig, cwd)
     return sig
 
@@ -100,8 +102,9 @@ def _build(text, cwd: str | None = None, depth: int = 0, info: dict | None = Non
            and not kept[0][0].view.writes):
         kept = kept[1:]
     main_st, main = _main(kept)
-    core = _render(kept, None, trailing_bg)
-    unscoped = _render(kept, main, trailing_bg)
+    background = _backgrounded(statements, trailing_bg)
+    core = _render(kept, None, background)
+    unscoped = _render(kept, main, background)
     decorations, reads, writes, routes, wrappers, env = [], [], [], [], [], []
     written: set = set()
     kept_ids = {id(s) for st in kept for s in st}
@@ -200,7 +203,16 @@ def _seg_text(s: _Seg, unscoped: bool) -> str:
     return " ".join(words)
 
 
-def _render(kept: list, main, trailing_bg: bool) -> str:
+def _backgrounded(statements: list, trailing_bg: bool) -> set:
+    """ids of statements run in the background (`cmd &`): that stays in the core
+    even when the statement after the `&` is dropped."""
+    out = {id(st) for st, nxt in zip(statements, statements[1:]) if nxt[0].op == "&"}
+    if trailing_bg and statements:
+        out.add(id(statements[-1]))
+    return out
+
+
+def _render(kept: list, main, background: set) -> str:
     out: list[str] = []
     pending: list[str] = []
     for i, st in enumerate(kept):
@@ -208,23 +220,26 @@ def _render(kept: list, main, trailing_bg: bool) -> str:
             if pending:
                 out.append("\n" + "\n".join(pending) + "\n")
                 pending = []
+            elif id(kept[i - 1]) in background:
+                out.append(" ")
             else:
-                out.append(f" {st[0].op or ';'} ")
+                out.append(f" {st[0].op if st[0].op not in ('', '&') else ';'} ")
         body = _body(st)
         out.append(" | ".join(_seg_text(s, s is main) for s in body))
+        if id(st) in background:
+            out.append(" &")
         for s in body:
             pending += s.view.heredocs
-    if trailing_bg:
-        out.append(" &")
     if pending:
         out.append("\n" + "\n".join(pending))
     return "".join(out).strip()
 
 
 def _ranged_cat(main, segs: list, reads: list) -> None:
-    """`cat f | head -50` reads lines 1-50 of f: the first slicer names the range."""
+    """`cat f | head -50` reads lines 1-50 of f: the first slicer names the range
+    (also `cat -n`/`nl -ba`, whose numbering keeps line numbers)."""
     v = main.view
-    if v.name != "cat" or len(v.reads) != 1 or v.reads[0].lines:
+    if v.name not in ("cat", "nl") or len(v.reads) != 1 or v.reads[0].lines:
         return
     i = segs.index(main)
     if i + 1 >= len(segs) or segs[i + 1].slice is None or segs[i + 1].op not in ("|", "|&"):

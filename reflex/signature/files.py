@@ -151,7 +151,7 @@ def reader(v: View, name: str, args: list[Word]) -> bool:
             canon += ["-c" if byte else "-n", lit(count).text]
         dangling = [a.text for a in flags if a.value in ("-n", "-c", "--lines", "--bytes")]
         canon += [a.text for a in flags if a.value not in ("-n", "-c", "--lines", "--bytes")]
-        if any(f.value.startswith("-") and f.value != "-" for f in files):
+        if any(f.value[:1] in ("-", "+") and f.value != "-" for f in files):
             canon.append("--")
         v.words = canon + [f.text for f in files] + dangling
         v.reads.extend(FileRef(f.value, rng) for f in files)

@@ -275,7 +275,7 @@ _PNPM_BUILTIN = frozenset({
     "setup", "config", "server", "root", "bin", "deploy", "licenses", "doctor", "recursive", "approve-builds",
     "info", "view", "version", "help", "login", "logout", "cache", "self-update", "ci", "x",
     "dedupe", "catalog", "workspace", "workspaces", "global", "node", "set", "get", "upgrade-interactive",
-    "build", "pm", "whoami", "owner", "npm", "plugin", "constraints", "dlx", "explain", "stage", "unplug",
+    "pm", "whoami", "owner", "npm", "plugin", "constraints", "dlx", "explain", "stage", "unplug",
     "search", "team", "tag", "dist-tag",
 })
 
@@ -366,8 +366,8 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
         else:
             _apply(v, head, p)
     else:
-        if passthrough is not None:
-            tail_args = tail_args + passthrough
+        # pnpm/yarn/bun hand the script everything; a `--` is only noise there
+        tail_args = [a for a in tail_args + (passthrough or []) if a.value != "--"]
         p = walk(tail_args, SCRIPT_ARGS)
         _apply(v, [pm] + [a.text for a in pre] + ["run", _q(script)], p)
     v.scope[:0] = scope

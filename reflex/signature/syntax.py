@@ -13,9 +13,10 @@ Three readings, best first, chosen per command:
 1. tree-sitter-bash (heredocs, `$( )`, `[[ ]]`, quoting exactly);
 2. `shlex` with punctuation_chars, when the tree has errors;
 3. none (`read` returns None): the caller keeps the raw string.
-Work is capped so no input takes long: a time budget on the parse (parsing
-can be quadratic on pathological input), a node budget on the walk, a size
-budget on shlex.
+Work is capped so no input takes long: shapes tree-sitter is quadratic on
+are not given to it (`_risky`), the parse has a time budget, the walk a node
+budget, shlex a size budget, and a reading with more than MAX_COMMANDS simple
+commands is kept raw.
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ OPS = frozenset({"&&", "||", ";", "|", "|&", "&"})
 _REDIRECT_NODES = ("file_redirect", "herestring_redirect", "heredoc_redirect")
 
 # Budgets (see module docstring).  Small inputs are parsed directly: the
-# progress callback that makes a parse cancellable triples its cost.
+# progress callback that makes a parse cancellable triples its cost.  Error
+# recovery on runs of pipes is quadratic (2 KB of `x|` takes 25 ms), so those
+# always get the cancellable parse.
 DIRECT_PARSE_BYTES = 2048
+DIRECT_PARSE_PIPES = 32
 MAX_PARSE_BYTES = 512 * 1024
-PARSE_BUDGET_S = 0.008
+PARSE_BUDGET_S = 0.006
 MAX_NODES = 6000
-MAX_SHLEX_CHARS = 8192
+MAX_SHLEX_CHARS = 4096
+MAX_COMMANDS = 200        # more simple commands than any agent writes: keep the raw string
 
 
 class Word(NamedTuple):
@@ -59,8 +64,9 @@ def quote(s: str) -> str:
     double quotes is written "like this" rather than 'like'"'"'this'."""
     if not s:
         return "''"
-    if _SAFE.fullmatch(s):
-        return s
+    if _SAFE.fullmatch(s) or ("~" in s and _SAFE.fullmatch(s.replace("~", "_"))
+                              and s[0] != "~" and ":~" not in s and "=~" not in s):
+        return s   # a `~` is only expanded at a word's start (or after : and = in assignments)
     if "'" not in s:
         return "'" + s + "'"
     if not any(c in s for c in '"$`\\!'):
@@ -115,11 +121,44 @@ def _parser():
     return p
 
 
+_HEREDOC_OP = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_.-]*)\1")
+RISKY_PIPES = 64
+RISKY_PARENS = 128
+RISKY_REDIRECTS = 256
+RISKY_OUTSIDE_HEREDOCS = 32 * 1024
+
+
+def _risky(text: str) -> bool:
+    """Shapes tree-sitter-bash recovers from in quadratic time (long runs of
+    `|`, of `(` or `)`), counted outside heredoc bodies (markdown tables and
+    Python in a heredoc are harmless)."""
+    if (len(text) <= RISKY_OUTSIDE_HEREDOCS and text.count("|") <= RISKY_PIPES
+            and text.count("(") <= RISKY_PARENS and text.count(")") <= RISKY_PARENS
+            and text.count(">") + text.count("<") <= RISKY_REDIRECTS):
+        return False
+    kept, pos = [], 0
+    for _ in range(32):
+        m = _HEREDOC_OP.search(text, pos)
+        if not m:
+            break
+        nl = text.find("\n", m.end())
+        if nl < 0:
+            break
+        end = re.compile(r"^\t*" + re.escape(m.group(2)) + r"$", re.M).search(text, nl + 1)
+        kept.append(text[pos:nl])
+        pos = end.end() if end else len(text)
+    kept.append(text[pos:])
+    rest = "".join(kept)
+    return (len(rest) > RISKY_OUTSIDE_HEREDOCS or rest.count("|") > RISKY_PIPES
+            or rest.count("(") > RISKY_PARENS or rest.count(")") > RISKY_PARENS
+            or rest.count(">") + rest.count("<") > RISKY_REDIRECTS)
+
+
 def _parse_tree(src: bytes):
     parser = _parser()
     if not parser:
         return None
-    if len(src) <= DIRECT_PARSE_BYTES:
+    if len(src) <= DIRECT_PARSE_BYTES and src.count(b"|") <= DIRECT_PARSE_PIPES:
         return parser.parse(src)
     n = len(src)
     deadline = time.perf_counter() + PARSE_BUDGET_S
@@ -152,6 +191,7 @@ def _unescape_dq(s: str) -> str:
 
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "number", "simple_expansion", "expansion",
                       "command_substitution", "ansi_c_string", "translated_string", "arithmetic_expansion"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GAP_WORD = re.compile(r"[A-Za-z0-9_./:=+,@%-]+")
 _DELIM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
@@ -245,8 +285,10 @@ class _Walker:
                 self.emit(c, out)
         elif t in ("variable_assignment", "variable_assignments"):
             nodes = [node] if t == "variable_assignment" else node.named_children
-            push(out, Command(assigns=[Word(self.text(n), self.text(n), False) for n in nodes],
-                              source=self.text(node)))
+            cmd = Command(source=self.text(node))
+            for n in nodes:
+                self.assignment(n, cmd)
+            push(out, cmd)
         elif t in ("declaration_command", "unset_command"):
             words = []
             for c in node.children:
@@ -296,8 +338,7 @@ class _Walker:
         for c in node.children:
             ct = c.type
             if ct == "variable_assignment":
-                raw = self.text(c)
-                cmd.assigns.append(Word(raw, raw, False))
+                self.assignment(c, cmd)
             elif ct == "command_name":
                 kids = c.named_children
                 cmd.words.append(self.word(kids[0]) if kids else lit(self.text(c)))
@@ -306,6 +347,19 @@ class _Walker:
             elif c.is_named and ct != "comment":
                 cmd.words.append(self.word(c))
         return conts
+
+    def assignment(self, node, cmd: Command) -> None:
+        """NAME=value before a command; tree-sitter also reads `--tb=short` in
+        command position as one, which is a word."""
+        raw = self.text(node)
+        name = raw.partition("=")[0].partition("[")[0].rstrip("+")
+        if _NAME.fullmatch(name) and not cmd.words:
+            cmd.assigns.append(Word(raw, raw, False))
+            return
+        parts = [self.word(c) if c.is_named and c.type != "variable_name" else lit(self.text(c))
+                 for c in node.children]
+        value = "".join(p.value for p in parts)
+        cmd.words.append(lit(value) if all(p.literal for p in parts) else Word(value, raw, False))
 
     def redirect(self, node, cmd: Command) -> list:
         """Attach a redirect to cmd; return what tree-sitter hung inside a heredoc
@@ -445,7 +499,7 @@ def _shlex_stream(text: str) -> list | None:
 def parses_cleanly(text: str) -> bool:
     """True if tree-sitter reads text without errors (within the budgets)."""
     src = text.encode("utf-8", "replace")
-    if len(src) > MAX_PARSE_BYTES:
+    if len(src) > MAX_PARSE_BYTES or _risky(text):
         return False
     tree = _parse_tree(src)
     return tree is not None and not tree.root_node.has_error
@@ -454,7 +508,7 @@ def parses_cleanly(text: str) -> bool:
 def read(text: str) -> tuple[list | None, str]:
     """-> (stream, reading) where reading is tree-sitter, shlex or raw (stream None)."""
     src = text.encode("utf-8", "replace")
-    if len(src) <= MAX_PARSE_BYTES:
+    if len(src) <= MAX_PARSE_BYTES and not _risky(text):
         tree = _parse_tree(src)
         if tree is not None:
             root = tree.root_node
@@ -462,11 +516,15 @@ def read(text: str) -> tuple[list | None, str]:
                 out: list = []
                 try:
                     _Walker(src).emit(root, out)
-                    return out, "tree-sitter"
+                    return (out, "tree-sitter") if _small(out) else (None, "raw")
                 except _Distrust:
                     pass
-    if len(text) <= MAX_SHLEX_CHARS:
+    if len(text) <= MAX_SHLEX_CHARS and sum(map(text.count, "|;&\n")) <= 2 * MAX_COMMANDS:
         out = _shlex_stream(text)
-        if out is not None:
+        if out is not None and _small(out):
             return out, "shlex"
     return None, "raw"
+
+
+def _small(stream: list) -> bool:
+    return sum(1 for x in stream if isinstance(x, Command)) <= MAX_COMMANDS

@@ -86,9 +86,8 @@ def unwrap(v: View, words: list[Word], known) -> tuple[list[Word], list[str], st
             break
         name = words[0].value
         base = name.rsplit("/", 1)[-1] if "/" in name else name
-        if "/" in name and base and (known(base) or _PYTHON.match(base)) and base not in ("gradlew", "mvnw"):
-            if not _PYTHON.match(base):
-                v.routes.append("abs-path")
+        if "/" in name and base and known(base) and base not in ("gradlew", "mvnw"):
+            v.routes.append("abs-path")
             v.wrappers.append(name)
             words = [lit(base)] + words[1:]
             name = base
@@ -175,8 +174,10 @@ def unwrap(v: View, words: list[Word], known) -> tuple[list[Word], list[str], st
             v.wrappers.append(_text(words[:i]))
             words = words[i:]
             continue
-        if _PYTHON.match(name):
-            # `python [opts] -m MOD`: -m is itself an option, find it explicitly
+        if _PYTHON.match(base):
+            # `python [opts] -m MOD`: -m is itself an option, find it explicitly.
+            # Only then is the interpreter's path dropped (.venv/bin/python -m pytest
+            # is pytest; .venv/bin/python script.py stays what it is).
             j = 1
             while j < len(words) and words[j].value.startswith("-") and words[j].value != "-m":
                 j += 2 if words[j].value in _PY_VALUED else 1

@@ -216,7 +216,13 @@ def _fill_message(out: Output, f: Failure, a: int, b: int) -> None:
             return
         t = s.strip()
         if t == "got:":  # an Example's output mismatch: got/want blocks follow
-            f.message = one_line(" ".join(x.strip() for x in out.lines[k:end] if x.strip()), 160)
+            body = []
+            for x in out.lines[k:end]:
+                if _RESULT.match(x) or x.strip() in ("FAIL", "PASS"):
+                    break
+                if x.strip():
+                    body.append(x.strip())
+            f.message = one_line(" ".join(body), 160)
             return
         if t:
             f.message = one_line(t)

@@ -23,9 +23,10 @@ VERSION = 1
 
 _SESSION = re.compile(r"^=+ test session starts =+$")
 _PLATFORM = re.compile(r"^platform \S+ -- Python \S+, pytest-([0-9][^,\s]*)")
-_SECTION = re.compile(r"^={3,} (.+?) ={3,}$")
+# pytest centres titles in a rule of at least one separator char on each side (long titles get one).
+_SECTION = re.compile(r"^=+ (.+?) =+$")
 _BANG = re.compile(r"^!{3,} (.+?) !{3,}$")
-_BLOCK = re.compile(r"^_{3,} (.+?) _{3,}$")
+_BLOCK = re.compile(r"^_+ (?!_ )(.+?) _+$")
 _COUNT = re.compile(
     r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun|subtests? \w+)"
 )

@@ -1,0 +1,240 @@
+"""Every corpus case, every density, default budget: the census is complete or says what it left out.
+
+Ground truth comes from each tool's structured output (evals/corpus/*/*/meta.json,
+written by the corpus generator, never by our parsers).  The census is read
+back from the digest text with the grammar census.py documents:
+
+- failures: `FAIL <id> …` / `ERROR <id> …`; parametrized cases of one test may
+  share a line as `FAIL file::test[p1] [p2] …`;
+- diagnostics, by file: a file line, then `  line:col [code] message` lines;
+  by code: `CODE ×n: message`, then `  file:line:col line:col …` lines;
+  codes only: `codes: CODE ×n, …` plus a `[ctx] locations of N diagnostics
+  not listed` line;
+- omissions: `[ctx] N more <things> not listed: ctx get …`.
+"""
+
+import glob
+import json
+import os
+import re
+
+import pytest
+from blake3 import blake3
+
+from reflex import tokens
+from reflex.address import parse_hint
+from reflex.digest import DENSITIES, build_digest, extract_facts
+from reflex.digest.budget import DEFAULT_BUDGETS
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = sorted(glob.glob(os.path.join(REPO, "evals", "corpus", "*", "*", "meta.json")))
+FAMILY = {"go": "go-test", "cargo": "cargo-test", "generic": "other"}
+
+pytestmark = pytest.mark.skipif(not CASES, reason="no corpus cases generated yet")
+
+
+def load(meta_path):
+    meta = json.load(open(meta_path))
+    raw = open(os.path.join(os.path.dirname(meta_path), "output.txt"), "rb").read()
+    return meta, raw
+
+
+def digest_of(meta, raw, density, budget=None):
+    handle = "r:" + blake3(raw).hexdigest()[:12]
+    return build_digest(raw, family=FAMILY.get(meta["family"], meta["family"]), exit_code=meta["exit_code"],
+                        command=meta["command"], handle=handle, density=density, budget=budget,
+                        cwd=os.path.join(REPO, meta["cwd"]))
+
+
+def case_id(p):
+    return "/".join(p.split(os.sep)[-3:-1])
+
+
+_OMITTED = re.compile(r"^\[ctx\] (\d+) more (.+?) not listed: ctx get ")
+
+
+def omitted(text):
+    return {m.group(2): int(m.group(1)) for m in map(_OMITTED.match, text.split("\n")) if m}
+
+
+def failure_lines(text):
+    return [s for s in text.split("\n") if s.startswith("FAIL ") or s.startswith("ERROR ")]
+
+
+def listed(test_id, lines):
+    """The id on a census line, literally or as a grouped parametrized case."""
+    for s in lines:
+        if test_id in s:
+            return True
+        if test_id.endswith("]") and "[" in test_id:
+            base, param = test_id[: test_id.index("[")], test_id[test_id.index("[") :]
+            if (" " + base + "[") in s and (" " + param) in s.split(" (")[0] + " ":
+                return True
+    return False
+
+
+def diagnostic_locations(text):
+    """(file, line, col, key) tuples named by a by-file or by-code census, and the codes-only counts."""
+    found, codes = set(), {}
+    file = None
+    code = None
+    for s in text.split("\n"):
+        m = re.match(r"^codes: (.+)$", s)
+        if m:
+            for part in m.group(1).split(", "):
+                k, n = part.rsplit(" ×", 1)
+                codes[k] = int(n)
+            continue
+        m = re.match(r"^(\S+)(?: \((\w+)\))? ×(\d+): ", s)
+        if m:
+            code, file = m.group(1), None
+            continue
+        if s.startswith("  ") and code is not None and not s.startswith("  ctx get"):
+            for tok in s.split():
+                parts = tok.split(":")
+                if len(parts) >= 2 and not parts[-1].isdigit():
+                    continue
+                if len(parts) == 3 or (len(parts) == 2 and not parts[0].isdigit()):
+                    file, nums = parts[0], parts[1:]
+                else:
+                    nums = parts
+                if file is not None and all(x.isdigit() for x in nums):
+                    found.add((file, int(nums[0]), int(nums[1]) if len(nums) > 1 else None, code))
+            continue
+        if s and not s.startswith(" ") and not s.startswith("[ctx]") and not re.match(r"^(FAIL|ERROR|note:|codes:)", s):
+            file, code = s.strip(), None
+            continue
+        m = re.match(r"^  (\d+)(?::(\d+))?(?: (.*))?$", s)
+        if m and file is not None and code is None:
+            found.add((file, int(m.group(1)), int(m.group(2)) if m.group(2) else None, m.group(3) or ""))
+    return found, codes
+
+
+def diagnostic_listed(d, found):
+    key = d["code"] or d["severity"]
+    for file, line, col, rest in found:
+        if not (file.endswith(d["file"]) or d["file"].endswith(file)):
+            continue
+        if line != d["line"] or (col is not None and col != d["col"]):
+            continue
+        if rest == key or (d["code"] is None or (" " + d["code"] + " ") in " " + rest + " "):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("meta_path", CASES, ids=case_id)
+def test_facts_match_truth(meta_path):
+    """The parser itself: every failing id, collection error and diagnostic the tool reported."""
+    meta, raw = load(meta_path)
+    truth = meta["truth"]
+    facts = extract_facts(raw, family=FAMILY.get(meta["family"], meta["family"]), exit_code=meta["exit_code"],
+                          command=meta["command"])
+    if meta["family"] == "generic":
+        assert not facts.recognized and not facts.counts.reported()
+        for d in truth["diagnostics"]:
+            assert any(f.file == d["file"] and f.line == d["line"] and f.col == d["col"] for f in facts.diagnostics), d
+        return
+    assert facts.recognized
+    ids = [f.id for f in facts.failures]
+    for t in truth["failed"]:
+        assert any(i == t or i.endswith("/" + t) for i in ids), t
+    assert len(facts.failures) == len(truth["failed"])
+    wheres = [b.where for b in facts.build_errors]
+    for c in truth["collection_errors"]:
+        assert c in wheres
+    for d in truth["diagnostics"]:
+        assert any(
+            (f.file == d["file"] or f.file.endswith("/" + d["file"])) and f.line == d["line"]
+            and (f.col is None or f.col == d["col"]) and f.code == d["code"]
+            for f in facts.diagnostics
+        ), d
+    assert len(facts.diagnostics) == len(truth["diagnostics"])
+    reported = facts.counts.reported()
+    if "failed" in reported:
+        assert reported["failed"] == truth["failed_count"]
+    if "passed" in reported:
+        assert reported["passed"] == truth["passed_count"]
+
+
+@pytest.mark.parametrize("density", DENSITIES)
+@pytest.mark.parametrize("meta_path", CASES, ids=case_id)
+def test_census_complete_in_every_density(meta_path, density):
+    meta, raw = load(meta_path)
+    truth = meta["truth"]
+    dg = digest_of(meta, raw, density)
+    text = dg.text
+    assert dg.tokens == tokens.count(text) <= DEFAULT_BUDGETS[density]
+    header = text.split("\n")[-1] if dg.passthrough else text.split("\n")[0]
+    assert header.startswith("[ctx] ") and dg.handle in header
+    assert f"exit {meta['exit_code']}" in header
+    left_out = omitted(text)
+    if dg.passthrough:
+        # The whole output is there, line for line (cleaned and redacted only).
+        from reflex.digest.render import Source
+
+        src = Source(raw, dg.handle)
+        assert text.split("\n")[:-1] == src.lines(0, len(src.out))
+        return
+    if meta["family"] == "generic":
+        # No parsed ids: the failing tests' names are quoted, or the digest says which lines it did not show.
+        names_shown = all(t.split(" ", 2)[-1] in text for t in truth["failed"])
+        assert names_shown or " not shown: ctx get r:" in text or left_out
+        return
+    lines = failure_lines(text)
+    missing = [t for t in truth["failed"] if not listed(t, lines)]
+    if missing:
+        assert left_out.get("failures", 0) >= len(missing), (missing, left_out)
+        assert dg.truncated
+    for c in truth["collection_errors"]:
+        assert c in text or left_out.get("build errors"), c
+    if truth["diagnostics"]:
+        found, codes = diagnostic_locations(text)
+        if codes:
+            want: dict[str, int] = {}
+            for d in truth["diagnostics"]:
+                key = d["code"] or d["severity"]
+                want[key] = want.get(key, 0) + 1
+            assert codes == want or left_out.get("diagnostic codes")
+            assert "[ctx] locations of" in text
+        else:
+            missing = [d for d in truth["diagnostics"] if not diagnostic_listed(d, found)]
+            if missing:
+                assert left_out.get("diagnostics", 0) >= len(missing), (missing[:3], left_out)
+    if density == "dense":
+        # Dense promises every location at the default budget on this corpus (no omissions).
+        assert not left_out, left_out
+
+
+@pytest.mark.parametrize("meta_path", CASES, ids=case_id)
+def test_hints_round_trip(meta_path):
+    meta, raw = load(meta_path)
+    facts_ids = None
+    for density in DENSITIES:
+        dg = digest_of(meta, raw, density)
+        text_lines = dg.text.split("\n")
+        for h in dg.hints:
+            start, end = h.span
+            assert 0 <= start <= end <= len(raw)
+            raw[start:end].decode("utf-8")  # both ends on UTF-8 boundaries of valid text
+            assert blake3(raw[start:end]).hexdigest()[:8] == h.b3
+            assert any(h.command in line for line in text_lines)
+            parsed = parse_hint(h.command)
+            assert parsed.address.handle == dg.handle and parsed.b3 == h.b3
+            if parsed.address.kind == "lines":
+                from reflex.address import line_span
+                assert line_span(raw, parsed.address.first_line, parsed.address.last_line) == (start, end)
+            elif parsed.address.kind == "test":
+                facts_ids = facts_ids or {f.id: f.span for f in dg.facts.failures}
+                assert facts_ids[parsed.address.test_id] == (start, end)
+        # Every hint-looking line in the digest is one of ours.
+        for line in text_lines:
+            parsed = parse_hint(line)
+            if parsed is not None:
+                assert parsed.address.handle == dg.handle
+                assert any(parsed.b3 == h.b3 for h in dg.hints)
+
+
+@pytest.mark.parametrize("meta_path", CASES[:12], ids=case_id)
+def test_same_input_same_bytes(meta_path):
+    meta, raw = load(meta_path)
+    assert digest_of(meta, raw, "normal").text == digest_of(meta, raw, "normal").text
