@@ -7,6 +7,8 @@ Keys (all optional):
   idle_seconds        daemon exits after this long without requests (default 1800)
   installed_settings  settings files `ctx install` wrote to (their Bash rules are read too)
   safety_allow        glob patterns the safety plane must not deny
+  blob_max_bytes      blob store size limit; least-recently-used blobs beyond it are evicted (1 GiB)
+  blob_max_age_days   blobs unused for longer are evicted (30)
 
 stdlib-only.
 """
@@ -21,6 +23,8 @@ DEFAULTS = {
     "idle_seconds": 1800,
     "installed_settings": [],
     "safety_allow": [],
+    "blob_max_bytes": 1 << 30,
+    "blob_max_age_days": 30,
 }
 
 

@@ -9,9 +9,12 @@ safety plane runs before this and is not affected by anything here.
 import shlex
 from dataclasses import dataclass
 
-# Families whose output ctx run can store and digest.  Grows as profiles land;
-# a family not listed passes through untouched.
-REWRITE_FAMILIES = frozenset({"pytest"})
+# Families whose output ctx run digests with a dedicated profile (plus npm
+# scripts, whose profile is chosen by sniffing the output).  ctx run executes
+# the command verbatim, so a rewrite never changes what runs; a family not
+# listed passes through untouched.
+REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
+                              "ruff", "mypy", "eslint"})
 
 
 @dataclass(frozen=True)

@@ -308,7 +308,12 @@ class Scan:
                 alts = [(("lit", self._tilde(text)),)]
             elif kind == L.SUB:
                 val = _sub_value(extra)
-                alts = [(("lit", val),)] if val is not None else [(("any", ""),)]
+                if val is not None:
+                    alts = [(("lit", val),)]
+                else:
+                    # `cat $(find . -name .env)`: the output is unknown, but a secret file name
+                    # written inside the substitution is a likely part of it.
+                    alts = [(("lit", w),) for w in _secret_words(extra)] + [(("any", ""),)]
             else:  # DYN
                 alts = self._var(text, extra, ctx)
             if len(alts) == 1:
@@ -538,6 +543,19 @@ def _sub_value(toks):
         if fmt == "%s":
             return "".join(args[1:])
     return None
+
+
+def _secret_words(toks):
+    """Literal words of a substitution's command that name secret files (at most 4)."""
+    out = []
+    for t in toks:
+        if t[0] == "w":
+            lit = L.literal(t[1])
+            if lit and basename_kind(lit.rstrip("*").rsplit("/", 1)[-1]):
+                out.append(lit.rstrip("*"))
+                if len(out) == 4:
+                    break
+    return out
 
 
 def _braces(parts, depth):

@@ -30,6 +30,7 @@ from .ops import VERSION, Ops, error
 
 READ_TIMEOUT = 10.0
 SPOOL_SCAN_S = 1.0
+RETENTION_EVERY_S = 600.0
 
 
 class Server:
@@ -218,7 +219,16 @@ class Server:
         if n:
             self.log("ingested %d spooled frames before a live event" % n)
 
+    def _retention(self):
+        cfg = self.ctx.cfg
+        removed = self.ctx.blobs.evict(max_bytes=cfg.get("blob_max_bytes"),
+                                       max_age_s=(cfg.get("blob_max_age_days") or 0) * 86400 or None)
+        if removed:
+            self.log("retention evicted %d blobs" % len(removed))
+        return removed
+
     async def _housekeeping(self):
+        last_retention = 0.0
         while True:
             await asyncio.sleep(SPOOL_SCAN_S)
             try:
@@ -230,6 +240,12 @@ class Server:
                         self.log("ingested %d spooled frames" % n)
             except Exception as e:
                 self.log("spool scan failed: %r" % (e,))
+            if time.monotonic() - last_retention > RETENTION_EVERY_S:
+                last_retention = time.monotonic()
+                try:
+                    await asyncio.get_running_loop().run_in_executor(self.executor, self._retention)
+                except Exception as e:
+                    self.log("retention failed: %r" % (e,))
             if self.idle_seconds and time.monotonic() - self.last_activity > self.idle_seconds \
                     and not self.inflight:
                 self.log("idle for %ds; exiting" % self.idle_seconds)

@@ -20,7 +20,7 @@ def _coerce(command) -> str:
     if isinstance(command, str):
         text = command
     elif isinstance(command, (bytes, bytearray, memoryview)):
-        text = bytes(command).decode("utf-8", "replace")
+        return bytes(command).decode("utf-8", "replace")   # never holds surrogates
     elif command is None:
         text = ""
     else:

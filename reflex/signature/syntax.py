@@ -507,8 +507,8 @@ def parses_cleanly(text: str) -> bool:
 
 def read(text: str) -> tuple[list | None, str]:
     """-> (stream, reading) where reading is tree-sitter, shlex or raw (stream None)."""
-    src = text.encode("utf-8", "replace")
-    if len(src) <= MAX_PARSE_BYTES and not _risky(text):
+    src = text.encode("utf-8", "replace") if len(text) <= MAX_PARSE_BYTES else b""
+    if src and len(src) <= MAX_PARSE_BYTES and not _risky(text):
         tree = _parse_tree(src)
         if tree is not None:
             root = tree.root_node

@@ -1,0 +1,240 @@
+"""Digest engine benchmark: latency, census recall and delivered tokens, against RTK on the same outputs.
+
+1. Latency of build_digest (normal density, tokenizer warm as in the daemon; its load
+   time is reported separately) on real outputs of ~100 KB and ~5 MB: a pytest run
+   with many failures (generated once by running pytest on a generated test module,
+   cached in evals/out/) and a 5 MB `find` listing (unknown format: the generic profile).
+   Targets: median < 20 ms at 100 KB, < 200 ms at 5 MB.
+2. Per family, over evals/corpus/*/*/: census recall at the default density (share of
+   the tool's own failing ids, collection errors and diagnostics the digest names, read
+   back with the census grammar from tests/test_digest_corpus.py) and tokens delivered
+   vs raw; where a case has rtk.txt (RTK's output for the same command, recorded with
+   the corpus), RTK's tokens (same o200k tokenizer) and RTK's recall: strict = the id
+   as the tool prints it appears in rtk.txt; lenient = the test's own name (last
+   component of the id) appears; diagnostics: a line of rtk.txt has the line number
+   and the code, and the file's base name appears.
+
+Usage: python evals/bench_digest.py [--quick]   (JSON to evals/out/bench_digest.json)
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(REPO, "..", "shared", "tiktoken"))
+OUT = os.path.join(REPO, "evals", "out")
+FAMILY = {"go": "go-test", "cargo": "cargo-test", "generic": "other"}
+
+
+# -- inputs for latency -----------------------------------------------------------------------------------
+
+def _pytest_output(n_tests, fail_every, tb):
+    """Real pytest output: a generated module of n_tests parametrized cases, every k-th failing."""
+    path = os.path.join(OUT, f"bench_pytest_{n_tests}_{fail_every}_{tb}.txt")
+    if os.path.exists(path):
+        return open(path, "rb").read()
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_gen.py"), "w") as f:
+            f.write(
+                "import pytest\n\n"
+                "def helper(n, depth=3):\n"
+                "    if depth:\n        return helper(n, depth - 1)\n"
+                f"    assert n % {fail_every} != 0, f'value {{n}} is a multiple of {fail_every}: ' + 'x' * (n % 40)\n"
+                "    return n\n\n"
+                f"@pytest.mark.parametrize('n', range({n_tests}))\n"
+                "def test_value(n):\n    data = {'n': n, 'square': n * n, 'label': 'case-%d' % n}\n"
+                "    assert helper(n) == data['n']\n"
+            )
+        r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--tb={tb}", "-q", d],
+                           capture_output=True, cwd=d, timeout=900)
+        raw = r.stdout + r.stderr
+    os.makedirs(OUT, exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(raw)
+    return raw
+
+
+def _find_output(size):
+    path = os.path.join(OUT, f"bench_find_{size}.txt")
+    if os.path.exists(path):
+        return open(path, "rb").read()
+    r = subprocess.run(["find", "/usr/lib", "/usr/share"], capture_output=True, timeout=300)
+    raw = r.stdout[:size]
+    raw = raw[: raw.rfind(b"\n") + 1]
+    with open(path, "wb") as f:
+        f.write(raw)
+    return raw
+
+
+def latency(raw, family, runs):
+    from blake3 import blake3
+
+    from reflex.digest import build_digest
+    from reflex.digest.text import _cached
+
+    handle = "r:" + blake3(raw).hexdigest()[:12]
+    times = []
+    digest = None
+    for _ in range(runs):
+        _cached.cache_clear()  # the daemon sees each output once: no warm line index
+        t = time.perf_counter()
+        digest = build_digest(raw, family=family, exit_code=1, command=family, handle=handle)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"bytes": len(raw), "runs": runs, "median_ms": round(statistics.median(times), 2),
+            "min_ms": round(min(times), 2), "raw_tokens": digest.raw_tokens, "digest_tokens": digest.tokens,
+            "failures": len(digest.facts.failures)}
+
+
+# -- census recall ---------------------------------------------------------------------------------------------
+
+def _name(test_id, family):
+    if family == "go":
+        return test_id.split(" ", 1)[-1]
+    if family in ("jest", "vitest"):
+        return test_id.split(" > ")[-1]
+    if family == "generic":
+        return test_id.split(" ", 1)[-1]
+    return test_id.split("::")[-1]
+
+
+def rtk_recall(text, truth, family):
+    ids = truth["failed"] + truth["collection_errors"]
+    strict = sum(1 for t in ids if t in text)
+    lenient = sum(1 for t in ids if _name(t, family) in text)
+    diag = 0
+    lines = text.split("\n")
+    for d in truth["diagnostics"]:
+        base = os.path.basename(d["file"])
+        code = d["code"] or ""
+        if base in text and any(re.search(rf"(?<!\d){d['line']}(?!\d)", s) and code in s for s in lines):
+            diag += 1
+    n = len(ids) + len(truth["diagnostics"])
+    return {"strict": (strict + diag) / n if n else None, "lenient": (lenient + diag) / n if n else None}
+
+
+def ours_recall(dg, truth, family):
+    from tests import test_digest_corpus as grammar
+
+    text = dg.text
+    if dg.passthrough:
+        return 1.0 if truth["failed"] or truth["diagnostics"] else None  # the whole output is there
+    ids = truth["failed"] + truth["collection_errors"]
+    lines = grammar.failure_lines(text)
+    got = 0
+    for t in truth["failed"]:
+        if family == "generic":
+            got += _name(t, family) in text
+        else:
+            got += grammar.listed(t, lines)
+    got += sum(1 for c in truth["collection_errors"] if c in text)
+    found, codes = grammar.diagnostic_locations(text)
+    for d in truth["diagnostics"]:
+        got += grammar.diagnostic_listed(d, found)
+    n = len(ids) + len(truth["diagnostics"])
+    return got / n if n else None
+
+
+def corpus_table():
+    from blake3 import blake3
+
+    from reflex import tokens
+    from reflex.digest import build_digest
+
+    cases = []
+    for meta_path in sorted(glob.glob(os.path.join(REPO, "evals", "corpus", "*", "*", "meta.json"))):
+        d = os.path.dirname(meta_path)
+        meta = json.load(open(meta_path))
+        raw = open(os.path.join(d, "output.txt"), "rb").read()
+        dg = build_digest(raw, family=FAMILY.get(meta["family"], meta["family"]), exit_code=meta["exit_code"],
+                          command=meta["command"], handle="r:" + blake3(raw).hexdigest()[:12],
+                          cwd=os.path.join(REPO, meta["cwd"]))
+        row = {"case": f"{meta['family']}/{meta['case']}", "family": meta["family"], "raw_bytes": len(raw),
+               "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
+               "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"])}
+        rtk_path = os.path.join(d, "rtk.txt")
+        if os.path.exists(rtk_path):
+            rtk_text = open(rtk_path, encoding="utf-8", errors="replace").read()
+            row["rtk_tokens"] = tokens.count(rtk_text)
+            rec = rtk_recall(rtk_text, meta["truth"], meta["family"])
+            row["rtk_recall_strict"], row["rtk_recall_lenient"] = rec["strict"], rec["lenient"]
+        cases.append(row)
+    families = {}
+    for row in cases:
+        f = families.setdefault(row["family"], {"cases": 0, "raw_tokens": 0, "ctx_tokens": 0, "rtk_tokens": 0,
+                                                "rtk_cases": 0, "ctx_tokens_rtk_cases": 0, "recall": [],
+                                                "rtk_strict": [], "rtk_lenient": []})
+        f["cases"] += 1
+        f["raw_tokens"] += row["raw_tokens"]
+        f["ctx_tokens"] += row["ctx_tokens"]
+        if row["ctx_recall"] is not None:
+            f["recall"].append(row["ctx_recall"])
+        if "rtk_tokens" in row:
+            f["rtk_cases"] += 1
+            f["rtk_tokens"] += row["rtk_tokens"]
+            f["ctx_tokens_rtk_cases"] += row["ctx_tokens"]
+            for key, name in (("rtk_recall_strict", "rtk_strict"), ("rtk_recall_lenient", "rtk_lenient")):
+                if row[key] is not None:
+                    f[name].append(row[key])
+    summary = {}
+    for fam, f in families.items():
+        mean = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
+        summary[fam] = {"cases": f["cases"], "raw_tokens": f["raw_tokens"], "ctx_tokens": f["ctx_tokens"],
+                        "ctx_recall": mean(f["recall"]), "rtk_cases": f["rtk_cases"],
+                        "ctx_tokens_on_rtk_cases": f["ctx_tokens_rtk_cases"], "rtk_tokens": f["rtk_tokens"],
+                        "rtk_recall_strict": mean(f["rtk_strict"]), "rtk_recall_lenient": mean(f["rtk_lenient"])}
+    return cases, summary
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer latency runs")
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+
+    t = time.perf_counter()
+    from reflex import tokens
+    tokens.count("warm up")
+    load_ms = (time.perf_counter() - t) * 1000
+
+    small = _pytest_output(400, 3, "short")  # ~100 KB
+    big = _pytest_output(24000, 4, "short")  # ~5 MB
+    find_big = _find_output(5_000_000)
+    runs_small, runs_big = (10, 3) if args.quick else (30, 7)
+    lat = {
+        "tokenizer_load_ms": round(load_ms, 1),
+        "pytest_100k": latency(small, "pytest", runs_small),
+        "pytest_5m": latency(big, "pytest", runs_big),
+        "generic_5m": latency(find_big, "other", runs_big),
+    }
+    cases, summary = corpus_table()
+    result = {"latency": lat, "families": summary, "cases": cases,
+              "targets": {"median_ms_100k": 20, "median_ms_5m": 200}}
+    with open(os.path.join(OUT, "bench_digest.json"), "w") as f:
+        json.dump(result, f, indent=2, sort_keys=True)
+
+    print(f"tokenizer load {lat['tokenizer_load_ms']} ms (excluded below)")
+    for k in ("pytest_100k", "pytest_5m", "generic_5m"):
+        v = lat[k]
+        print(f"{k:12} {v['bytes'] / 1e3:8.0f} KB  median {v['median_ms']:7.1f} ms  min {v['min_ms']:7.1f} ms  "
+              f"{v['raw_tokens']:>8} → {v['digest_tokens']} tokens")
+    print()
+    print(f"{'family':8} {'cases':>5} {'raw tok':>8} {'ctx tok':>8} {'recall':>6} | {'rtk cases':>9} "
+          f"{'ctx tok':>8} {'rtk tok':>8} {'rtk strict':>10} {'rtk lenient':>11}")
+    for fam, s in sorted(summary.items()):
+        fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+        print(f"{fam:8} {s['cases']:5} {s['raw_tokens']:8} {s['ctx_tokens']:8} {fmt(s['ctx_recall']):>6} | "
+              f"{s['rtk_cases']:9} {s['ctx_tokens_on_rtk_cases']:8} {s['rtk_tokens']:8} "
+              f"{fmt(s['rtk_recall_strict']):>10} {fmt(s['rtk_recall_lenient']):>11}")
+
+
+if __name__ == "__main__":
+    main()
