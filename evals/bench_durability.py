@@ -56,7 +56,7 @@ def _daemon_pid(paths):
         return 0
 
 
-def run(events=10000, clients=8, seed=7, min_gap=0.2, max_gap=1.2, log=print):
+def run(events=10000, clients=8, seed=7, min_gap=0.8, max_gap=2.0, log=print):
     """Returns a result dict; the caller decides what 'pass' means."""
     paths = _common.setup_env("ctx-durability-")
     rng = random.Random(seed)
@@ -99,6 +99,8 @@ def run(events=10000, clients=8, seed=7, min_gap=0.2, max_gap=1.2, log=print):
             up = False
         if up and not spool.pending(paths.spool):
             break
+        if not up:
+            client.spawn_daemon(paths)  # rate-limited to one attempt a second
         time.sleep(0.2)
     _common.stop_daemon(paths, proc)
     try:
@@ -118,7 +120,7 @@ def run(events=10000, clients=8, seed=7, min_gap=0.2, max_gap=1.2, log=print):
     res = {"machine": _common.machine(), "events": per * clients, "clients": clients, "kills": len(kills),
            "wall_s": round(wall, 2), "verify_ok": rep.ok, "verify_problems": rep.problems[:5],
            "missing": len(missing), "missing_sample": missing[:5], "duplicated": len(dupes),
-           "spooled_events": spooled, "remaining_spool": len(spool.pending(paths.spool)),
+           "spooled_events": spooled, "live_events": per * clients - spooled, "remaining_spool": len(spool.pending(paths.spool)),
            "worst_hook_call_s": round(max(w for _, w in worst), 3), "hook_timeout_s": HOOK_TIMEOUT_S}
     res["pass"] = (rep.ok and not missing and not dupes and res["worst_hook_call_s"] < HOOK_TIMEOUT_S
                    and res["kills"] > 0)
@@ -130,8 +132,10 @@ def main():
     ap.add_argument("--events", type=int, default=10000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--min-gap", type=float, default=0.8, help="seconds between kills, at least")
+    ap.add_argument("--max-gap", type=float, default=2.0)
     a = ap.parse_args()
-    res = run(a.events, a.clients, a.seed)
+    res = run(a.events, a.clients, a.seed, a.min_gap, a.max_gap)
     print(json.dumps(res, indent=2))
     print("wrote", _common.write_json("bench_durability.json", res))
     return 0 if res["pass"] else 1

@@ -84,7 +84,7 @@ class Hint:
 
 def parse_address(s: str) -> Address | None:
     """The Address written in `s`, or None if `s` is not exactly an address."""
-    m = _ADDRESS_RE.fullmatch(s.strip())
+    m = _ADDRESS_RE.fullmatch(s)
     if m is None:
         return None
     handle = "r:" + m["h"]

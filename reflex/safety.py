@@ -243,7 +243,7 @@ def _mention_scan(text, policy):
         if token.startswith(".ssh/") and token.endswith((".pub", "known_hosts", "config")):
             kind = None
         if kind:
-            return _render_parts("secret-read", token, token, "(command too large to analyse)", kind, policy)
+            return _render_parts("secret-read", token, token, "(command not analysable)", kind, policy)
     m = re.compile(_DESTROY_SRC).search(text)
     if m:
         target = policy.home if m.group(1) != "/" else "/"
@@ -296,7 +296,7 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         glob = tool_input.get("glob")
         if isinstance(glob, str) and glob and not glob.startswith("!"):
             from reflex.safety_argv import glob_filter
-            from reflex.safety_shell import Arg
+            from reflex.safety_words import Arg
             scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, allowed)
             f = glob_filter(scan, Arg.of(glob), verb, Ctx(path or cwd_n, {}))
             if f:

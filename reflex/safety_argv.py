@@ -14,8 +14,8 @@ import re
 
 from reflex import safety_lex as L
 from reflex.safety_paths import basename_kind, glob_regex, pattern_is_secret
-from reflex.safety_shell import Arg, Finding, command_name
-
+from reflex.safety_shell import Finding
+from reflex.safety_words import Arg, command_name, merge_pieces
 
 MAX_HOPS = 8
 
@@ -294,16 +294,6 @@ def code_scan(scan, code, verb, ctx, rx=_LITERALS):
     if "dotenv_values" in code or "dotenv.parse" in code:
         return scan.read_path(".env", verb, ctx)
     return None
-
-
-def merge_pieces(pieces):
-    out = []
-    for k, t in pieces:
-        if k == "lit" and out and out[-1][0] == "lit":
-            out[-1] = ("lit", out[-1][1] + t)
-        else:
-            out.append((k, t))
-    return tuple(out)
 
 
 def replace_braces(a, placeholder, token="{}"):

@@ -16,8 +16,7 @@ from reflex import safety_files as F
 from reflex import safety_lex as L
 from reflex import safety_readers as R
 from reflex.safety_argv import MAX_HOPS, Stdin, dump, generic
-from reflex.safety_shell import _is_assignment, command_name
-
+from reflex.safety_words import command_name, is_assignment
 
 SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
                        "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
@@ -52,7 +51,7 @@ def run_simple(scan, words, redirs, ctx, prev):
             if f:
                 return f
     k = 0
-    while k < len(words) and _is_assignment(words[k]):
+    while k < len(words) and is_assignment(words[k]):
         k += 1
     if k == len(words):
         for w in words:

@@ -23,8 +23,8 @@ from reflex.safety_argv import (
     run_rest,
     writes_only,
 )
-from reflex.safety_shell import Arg, Ctx
-
+from reflex.safety_shell import Ctx
+from reflex.safety_words import Arg
 
 # name: (short options with a value, long options with a value, positionals to skip,
 #        required subcommands or None, {flag: role})

@@ -11,7 +11,7 @@ Stdlib only.
 import re
 
 from reflex.safety_argv import chdir, opts
-from reflex.safety_shell import Arg
+from reflex.safety_words import Arg
 
 
 def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False):

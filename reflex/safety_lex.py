@@ -308,8 +308,8 @@ def _dollar(s, i, parts, depth, budget, quoted):
 
 def _param(inner, parts, depth, budget, quoted):
     m = _PARAM.match(inner)
-    if m and m.end() == len(inner):
-        parts.append((DYN, m.group(), (quoted, None)))
+    if m and (m.end() == len(inner) or (inner[m.end()] == "[" and inner.endswith("]"))):
+        parts.append((DYN, m.group(), (quoted, None)))   # ${x} or an element of array x
         return
     if m:
         rest = inner[m.end():]

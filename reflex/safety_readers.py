@@ -11,8 +11,7 @@ grep, archive ...), where `REV:PATH` names a file. openssl separates key *use* (
 import re
 
 from reflex.safety_argv import _DQ_LITERALS, chdir, code_scan, glob_filter, opts
-from reflex.safety_shell import Arg
-
+from reflex.safety_words import Arg
 
 _SED_FILE_CMD = re.compile(r"(?:^|[;\n{}0-9$/])\s*([rRwW])\s+([^\n;}]+)")
 

@@ -23,9 +23,18 @@ from reflex.safety_paths import (
     pattern_is_secret,
     secret_kind,
 )
+from reflex.safety_words import (
+    MAX_VARIANTS,
+    Arg,
+    expand_braces,
+    merge_pieces,
+    path_candidates,
+    secret_words,
+    static_text,
+    sub_value,
+)
 
 MAX_NEST = 10          # nested shells/substitutions walked before giving up (Overflow)
-MAX_VARIANTS = 32      # brace/variable alternatives considered per word
 
 RESERVED_SKIP = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                            "!", "{", "}", "esac", "coproc"})
@@ -55,53 +64,6 @@ class Ctx:
 
     def copy(self):
         return Ctx(self.cwd, dict(self.vars))
-
-
-class Arg:
-    """One word after expansion: its variants (tuples of ("lit"|"glob"|"any", text))."""
-
-    __slots__ = ("dyn", "static", "variants")
-
-    def __init__(self, variants, dyn=False):
-        self.variants = variants
-        self.dyn = dyn
-        self.static = None
-        if len(variants) == 1:
-            v = variants[0]
-            if not v:
-                self.static = ""
-            elif len(v) == 1 and v[0][0] == "lit":
-                self.static = v[0][1]
-
-    @classmethod
-    def of(cls, text):
-        return cls([(("lit", text),)])
-
-    def text(self):
-        v = self.variants[0] if self.variants else ()
-        return "".join(t if k != "any" else "*" for k, t in v)
-
-
-def command_name(word):
-    """Normalized command name: basename, lower case, version suffix dropped."""
-    name = word.rsplit("/", 1)[-1].lower()
-    for base in ("python", "pypy", "perl", "ruby", "node", "php", "lua", "bash", "zsh", "pip"):
-        if name.startswith(base) and len(name) > len(base) and all(c in "0123456789." for c in name[len(base):]):
-            return base
-    return name
-
-
-def _is_assignment(parts):
-    if not parts or parts[0][0] != L.LIT:
-        return False
-    head = parts[0][1]
-    eq = head.find("=")
-    if eq <= 0:
-        return False
-    name = head[:eq].rstrip("+")
-    if "[" in name:
-        name = name[:name.find("[")]
-    return name.isidentifier() and name.isascii()
 
 
 class Scan:
@@ -206,14 +168,18 @@ class Scan:
                         i += 2
                         continue
                     if words and (L.literal(words[-1]) or "").endswith("="):
-                        i += 1              # array assignment: a=(x y); values only expand
+                        i += 1              # array assignment a=(x y): any element may be used
+                        values = []
                         while i < n and toks[i] != ("op", ")"):
                             if toks[i][0] == "w":
                                 f = self.subs(toks[i][1], ctx)
                                 if f:
                                     return f
+                                values.extend(self.arg(toks[i][1], ctx).variants)
                             i += 1
-                        words.pop()
+                        name = L.literal(words.pop())[:-1].rstrip("+")
+                        if name.isidentifier():
+                            ctx.vars[name] = values[:MAX_VARIANTS] or [(("any", ""),)]
                         i += 1
                         continue
                     f = run_simple(self, words, redirs, ctx, prev)
@@ -288,7 +254,7 @@ class Scan:
             return Arg([(("lit", "".join(p[1] for p in parts)),)])
         dyn = any(p[0] in (L.DYN, L.SUB) for p in parts)
         variants = []
-        for alt in _braces(parts, 0):
+        for alt in expand_braces(parts, 0):
             for v in self._expand(alt, ctx):
                 variants.append(v)
                 if len(variants) >= MAX_VARIANTS:
@@ -307,13 +273,13 @@ class Scan:
             elif kind == L.TILDE:
                 alts = [(("lit", self._tilde(text)),)]
             elif kind == L.SUB:
-                val = _sub_value(extra)
+                val = sub_value(extra)
                 if val is not None:
                     alts = [(("lit", val),)]
                 else:
                     # `cat $(find . -name .env)`: the output is unknown, but a secret file name
                     # written inside the substitution is a likely part of it.
-                    alts = [(("lit", w),) for w in _secret_words(extra)] + [(("any", ""),)]
+                    alts = [(("lit", w),) for w in secret_words(extra)] + [(("any", ""),)]
             else:  # DYN
                 alts = self._var(text, extra, ctx)
             if len(alts) == 1:
@@ -321,7 +287,7 @@ class Scan:
                     c.extend(alts[0])
             else:
                 combos = [c + list(a) for c in combos for a in alts][:MAX_VARIANTS]
-        return [_merge(c) for c in combos]
+        return [merge_pieces(c) for c in combos]
 
     def _var(self, name, extra, ctx):
         if name in ctx.vars:
@@ -370,12 +336,12 @@ class Scan:
         docker -v): for them a directory holding secrets (~/.ssh, ~/.aws, home, /) counts too.
         """
         for v in arg.variants:
-            s = _static(v)
+            s = static_text(v)
             if s is None:
                 f = self._read_pattern(v, verb, ctx, rule, dirs)
             else:
                 f = None
-                for c in (_candidates(s, arg.dyn) if split else (s,)):
+                for c in (path_candidates(s, arg.dyn) if split else (s,)):
                     f = self.read_path(c, verb, ctx, rule, dirs)
                     if f:
                         break
@@ -434,7 +400,7 @@ class Scan:
         """A write (or delete) of `arg`: a Finding when it lands outside the root/temp dirs."""
         rule = "delete-outside-root" if delete else "write-outside-root"
         for v in arg.variants:
-            s = _static(v)
+            s = static_text(v)
             if s is not None:
                 if not s:
                     continue
@@ -469,7 +435,7 @@ class Scan:
     def load(self, arg, ctx):
         """`source FILE` / `--env-file FILE`: loading a secret is allowed, remembered."""
         for v in arg.variants:
-            s = _static(v)
+            s = static_text(v)
             if s is None:
                 f = self._read_pattern(v, "source", ctx, "secret-read")
             else:
@@ -478,122 +444,3 @@ class Scan:
                 self.loaded = f.target
 
 
-def _static(v):
-    if not v:
-        return ""
-    if len(v) == 1 and v[0][0] == "lit":
-        return v[0][1]
-    return None
-
-
-def _merge(pieces):
-    out = []
-    for k, t in pieces:
-        if k == "lit" and out and out[-1][0] == "lit":
-            out[-1] = ("lit", out[-1][1] + t)
-        elif k == "lit" and not t:
-            continue
-        else:
-            out.append((k, t))
-    return tuple(out)
-
-
-def _candidates(s, dyn):
-    """Path strings a word may name: itself, `x=PATH`, `@PATH`, `host:PATH`/`PATH:dst`."""
-    out = [s]
-    if "=" in s and not s.startswith("="):
-        out.append(s.split("=", 1)[1])
-    for c in list(out):
-        if len(c) > 1 and c[0] in "@<":
-            out.append(c[1:])
-    for c in list(out):
-        if ":" in c and "://" not in c:
-            a, _, b = c.partition(":")
-            out.append(a)
-            out.append(b)
-    if dyn and any(ch.isspace() for ch in s):
-        out.extend(s.split())
-    if len(out) > 1:
-        out.append(out.pop(0))   # prefer the path inside `x=PATH` / `rev:PATH` as the target
-    return out
-
-
-def _sub_value(toks):
-    """The output of `$(echo WORDS)` / `$(printf FMT ARGS)` when it is literal, else None."""
-    words = []
-    for t in toks:
-        if t[0] != "w":
-            return None
-        lit = L.literal(t[1])
-        if lit is None:
-            return None
-        words.append(lit)
-    if not words:
-        return None
-    name = command_name(words[0])
-    args = words[1:]
-    if name == "echo":
-        while args and args[0] in ("-n", "-e", "-E"):
-            args = args[1:]
-        return " ".join(args)
-    if name == "printf" and args:
-        fmt = args[0]
-        if "%" not in fmt and "\\" not in fmt:
-            return fmt
-        if fmt == "%s":
-            return "".join(args[1:])
-    return None
-
-
-def _secret_words(toks):
-    """Literal words of a substitution's command that name secret files (at most 4)."""
-    out = []
-    for t in toks:
-        if t[0] == "w":
-            lit = L.literal(t[1])
-            if lit and basename_kind(lit.rstrip("*").rsplit("/", 1)[-1]):
-                out.append(lit.rstrip("*"))
-                if len(out) == 4:
-                    break
-    return out
-
-
-def _braces(parts, depth):
-    """Brace-expand a word's parts (`.{e,x}nv`); `{a..b}` becomes an unknown value."""
-    if depth > 6:
-        return [parts]
-    for i, p in enumerate(parts):
-        if p[0] != L.BRACE or p[1] != "{":
-            continue
-        level = 0
-        commas = []
-        close = None
-        for j in range(i + 1, len(parts)):
-            q = parts[j]
-            if q[0] != L.BRACE:
-                continue
-            if q[1] == "{":
-                level += 1
-            elif q[1] == "}":
-                if level == 0:
-                    close = j
-                    break
-                level -= 1
-            elif level == 0:
-                commas.append(j)
-        if close is None:
-            return [parts]
-        if not commas:
-            inner = L.literal(parts[i + 1:close])
-            if inner and ".." in inner:
-                return _braces(parts[:i] + [(L.DYN, "", (False, None))] + parts[close + 1:], depth + 1)
-            continue
-        out = []
-        bounds = [i] + commas + [close]
-        for a, b in zip(bounds, bounds[1:]):
-            for alt in _braces(parts[:i] + parts[a + 1:b] + parts[close + 1:], depth + 1):
-                out.append(alt)
-                if len(out) >= MAX_VARIANTS:
-                    return out
-        return out
-    return [parts]

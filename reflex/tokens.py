@@ -95,3 +95,65 @@ def tokenizer_status() -> tuple[bool, str]:
         return False, str(exc)
     cache = os.environ.get("TIKTOKEN_CACHE_DIR", "default cache")
     return True, f"{enc.name} loaded ({enc.n_vocab} tokens; cache: {cache})"
+
+
+class StreamCounter:
+    """Exact token count of a byte stream, fed in chunks as the command runs.
+
+    Text is counted up to the last safe cut (see is_safe_cut), so the sum equals count()
+    of the whole decoded stream (invalid UTF-8 decodes to U+FFFD,
+    as bytes.decode(errors="replace") does).  Lets the daemon know a 5 MB output's
+    raw token count when the command exits instead of tokenizing it afterwards.
+    """
+
+    def __init__(self) -> None:
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self._pending += self._decoder.decode(chunk)
+        cut = _last_safe_cut(self._pending)
+        if cut > 0:
+            self.total += count(self._pending[:cut])
+            self._pending = self._pending[cut:]
+
+    def finish(self) -> int:
+        self._pending += self._decoder.decode(b"", final=True)
+        self.total += count(self._pending)
+        self._pending = ""
+        return self.total
+
+
+def is_safe_cut(text: str, i: int) -> bool:
+    r"""Whether counts of text[:i] and text[i:] add up to the count of text.
+
+    True just after a newline followed by a character that is neither whitespace nor "/":
+    o200k's pre-tokenizer pieces only run past a newline as `\s*[\r\n]+` (more whitespace)
+    or as the `[\r\n/]*` tail of a punctuation run (more newlines or slashes).
+    """
+    return 0 < i < len(text) and text[i - 1] == "\n" and not text[i].isspace() and text[i] != "/"
+
+
+def safe_cut_after(text: str, near: int) -> int:
+    """The first safe cut at or after `near`, or -1."""
+    pos = max(near, 1) - 1
+    while True:
+        pos = text.find("\n", pos)
+        if pos == -1:
+            return -1
+        if is_safe_cut(text, pos + 1):
+            return pos + 1
+        pos += 1
+
+
+def _last_safe_cut(text: str) -> int:
+    pos = len(text)
+    while True:
+        pos = text.rfind("\n", 0, pos)
+        if pos == -1:
+            return -1
+        if is_safe_cut(text, pos + 1):
+            return pos + 1

@@ -47,7 +47,8 @@ DEFAULT_ALWAYS_IGNORED = frozenset({
     ".tox", ".nox", ".coverage",
 })
 
-EMPTY_HASH = None  # computed below
+class TreeTooLarge(Exception):
+    """The root holds more entries than we are willing to index (a home directory, /)."""
 
 
 def _digest(data):
@@ -86,8 +87,10 @@ def _under(rel, base):
 class TreeIndex:
     """Tracked entries of one root.  Paths are root-relative, "/"-separated."""
 
-    def __init__(self, root, repo, excluded=(), always_ignored=DEFAULT_ALWAYS_IGNORED, log=None):
+    def __init__(self, root, repo, excluded=(), always_ignored=DEFAULT_ALWAYS_IGNORED, log=None,
+                 max_entries=300_000):
         self.root = root
+        self.max_entries = max_entries
         self.repo = repo
         self.excluded = frozenset(excluded)
         self.always_ignored = frozenset(always_ignored)
@@ -159,31 +162,31 @@ class TreeIndex:
 
     def remove(self, rel):
         """Drop `rel` and, when it is a tracked directory, everything below it."""
-        if rel in self.kids:
+        was_dir = rel in self.kids
+        if was_dir:
             stack = [rel]
             while stack:
                 d = stack.pop()
                 for name in self.kids.pop(d, ()):
                     child = d + "/" + name if d else name
+                    digest = self.entries.pop(child, None)
+                    if digest is not None:
+                        self.total = (self.total - digest) % MOD
                     if child in self.kids:
                         stack.append(child)
-                    else:
-                        self.total = (self.total - self.entries.pop(child)) % MOD
+                    elif digest is not None:
                         self.files -= 1
                 self.rules.pop(d, None)
             self.ignored_dirs = {x for x in self.ignored_dirs if not _under(x, rel)}
         old = self.entries.pop(rel, None)
         if old is not None:
             self.total = (self.total - old) % MOD
-            if rel not in self.kids and not self._was_dir(rel, old):
+            if not was_dir:
                 self.files -= 1
             parent_kids = self.kids.get(_parent(rel))
             if parent_kids is not None:
                 parent_kids.discard(rel.rpartition("/")[2])
         self.ignored_dirs.discard(rel)
-
-    def _was_dir(self, rel, digest):
-        return digest == dir_digest(rel)
 
     def _warn_once(self, key, msg):
         if key not in self._warned:
@@ -212,6 +215,8 @@ class TreeIndex:
             else:
                 self.rules.pop(d, None)
             prefix = d + "/" if d else ""
+            if len(self.entries) + len(listing) > self.max_entries:
+                raise TreeTooLarge("%s has more than %d entries" % (root, self.max_entries))
             for e in listing:
                 name = e.name
                 rel = prefix + name
@@ -262,8 +267,6 @@ class TreeIndex:
                 self.refresh(cand, subtree=True)
                 return
             prefix = cand
-        if rel in self.ignored_dirs:
-            subtree = True  # it may have become un-ignorable only by being replaced; re-judge
         self.refresh(rel, subtree)
         if parts[-1] == ".gitignore":
             parent = _parent(rel)

@@ -32,7 +32,7 @@ def test_hint_round_trip_for_any_test_id(test_id):
     hint = A.parse_hint(line)
     assert hint is not None and hint.b3 == "1a2b3c4d"
     assert hint.address.kind == "test"
-    assert hint.address.test_id == test_id.strip() or hint.address.test_id == test_id
+    assert hint.address.test_id == test_id
 
 
 @given(st.integers(1, 10**6), st.integers(0, 10**6))

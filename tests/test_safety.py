@@ -335,6 +335,6 @@ def test_stdlib_only_and_no_heavy_imports():
     ours = {m for m in loaded if m.startswith("reflex")}
     assert ours <= {"reflex", "reflex.safety", "reflex.safety_lex", "reflex.safety_paths", "reflex.safety_shell",
                     "reflex.safety_argv", "reflex.safety_cmds", "reflex.safety_exec", "reflex.safety_files",
-                    "reflex.safety_readers"}
+                    "reflex.safety_readers", "reflex.safety_words"}
     # dataclasses pulls in inspect (~6 ms); the safety plane keeps both off the hook's path.
     assert "inspect" not in loaded and "dataclasses" not in loaded and "json" not in loaded

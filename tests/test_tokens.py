@@ -60,3 +60,29 @@ def test_unavailable_encoding_raises_instead_of_estimating(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("raised")
+
+
+_PIECES = st.sampled_from(["\n", "\n\n", " ", "/", "./", "abc", "Déjà", "12345", "\r\n", "  x", "é", "日本",
+                           "->", "::", "'s", "\t", "!!\n/", "==== FAILURES ====", "<|endoftext|>"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=60), st.lists(st.integers(1, 40), max_size=10))
+def test_stream_counter_equals_whole_count(pieces, cuts):
+    raw = "".join(pieces).encode("utf-8")
+    counter = tokens.StreamCounter()
+    at = 0
+    for c in cuts:  # chunk boundaries anywhere, even inside a UTF-8 sequence
+        counter.feed(raw[at : at + c])
+        at += c
+    counter.feed(raw[at:])
+    assert counter.finish() == tokens.count(raw.decode("utf-8", errors="replace"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, min_size=2, max_size=60))
+def test_safe_cuts_add_up(pieces):
+    text = "".join(pieces)
+    for i in range(1, len(text)):
+        if tokens.is_safe_cut(text, i):
+            assert tokens.count(text[:i]) + tokens.count(text[i:]) == tokens.count(text), (text[:i], text[i:])

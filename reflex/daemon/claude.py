@@ -82,7 +82,7 @@ class ClaudeHandler:
         denial = local_decision.safety_denial(hook.model_dump(), env)
         if denial is not None:
             ev.update(decision="deny", decision_detail=denial.rule)
-            fields["safety"] = denial.to_json()
+            fields["safety"] = denial.to_dict()
             return claude_answers.deny(denial.reason)
         if hook.tool_name != "Bash" or hook.command is None:
             ev["decision"] = "pass"

@@ -51,16 +51,23 @@ def build_digest(
     reason: str | None = None,
     requested_view: str | None = None,
     cwd: str | None = None,
+    raw_tokens: int | None = None,
 ) -> "Digest":
     """The digest of one output.  Same raw, density, budget, reason and cwd -> identical bytes.
 
     `cwd` (the directory the command ran in) only shortens absolute paths in what is shown.
+    `raw_tokens`: the raw output's exact o200k count when already known (tokens.StreamCounter
+    fed while the command ran); otherwise it is counted on a worker thread while parsing.
     """
+    from reflex.digest import layout
     from reflex.digest.render import render
 
+    pending = raw_tokens
+    if pending is None and len(raw) >= layout.ASYNC_COUNT_BYTES:
+        pending = layout.count_raw_async(raw)
     facts = extract_facts(raw, family=family, exit_code=exit_code, command=command)
     return render(facts, raw, density=density, budget=budget, handle=handle, reason=reason,
-                  requested_view=requested_view, cwd=cwd)
+                  requested_view=requested_view, cwd=cwd, raw_tokens=pending)
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ S_BUILD, S_FAIL, S_DIAG, S_DIAG_EVIDENCE, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3,
 
 _BUILD_LABEL = {"pytest": "COLLECTION ERROR", "jest": "SUITE ERROR", "vitest": "SUITE ERROR"}
 _LOCATIONS_PER_LINE = 20
+GROUP_CHUNK = 25  # parametrized cases per census line
 _CODES_PER_LINE = 12
 
 
@@ -49,8 +50,11 @@ def union(spans: list[Span | None]) -> Span | None:
     return (min(s[0] for s in real), max(s[1] for s in real))
 
 
-def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]) -> list[list[Group]]:
-    return [_tier(facts, src, level) for level in levels]
+def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]):
+    """One builder per level, each built at most once (a big census is only built if needed)."""
+    from functools import lru_cache
+
+    return [lru_cache(maxsize=1)(lambda level=level: _tier(facts, src, level)) for level in levels]
 
 
 def _tier(facts: Facts, src: "Source", level: int) -> list[Group]:
@@ -121,9 +125,9 @@ def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
             continue
         exc = f.message.split(":", 1)[0] if f.message else ""
         key = (f.kind, base) if level == 3 else (f.kind, base, f.file, f.line, exc)
-        if key in index:
+        if key in index and len(groups[index[key]]) < GROUP_CHUNK:
             groups[index[key]].append(f)
-        else:
+        else:  # a full group starts a new line, so the packer can still cut between lines
             index[key] = len(groups)
             groups.append([f])
     return groups

@@ -17,7 +17,7 @@ repacks with a smaller budget if it ever differs.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -30,7 +30,15 @@ if TYPE_CHECKING:
 # Outputs above this are tokenized in two halves on two threads (tiktoken
 # releases the GIL): the raw count is the largest single cost of a 5 MB digest.
 _PARALLEL_BYTES = 1_000_000
+ASYNC_COUNT_BYTES = 200_000  # above this, build_digest counts raw tokens alongside parsing
 _pool: ThreadPoolExecutor | None = None
+
+
+def _pool_get() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctx-count")
+    return _pool
 
 
 def count_raw(raw: bytes) -> int:
@@ -38,27 +46,23 @@ def count_raw(raw: bytes) -> int:
     text = raw.decode("utf-8", errors="replace")
     if len(raw) < _PARALLEL_BYTES or (os.cpu_count() or 1) < 2:
         return tokens.count(text)
-    # Split after a newline that is followed by a non-space character: o200k
-    # pre-tokenization never joins across such a point, so the halves' counts add up.
-    mid = len(text) // 2
-    cut = -1
-    pos = mid
-    while pos != -1 and pos < len(text) - 1:
-        pos = text.find("\n", pos)
-        if pos == -1 or pos >= len(text) - 1:
-            break
-        if not text[pos + 1].isspace():
-            cut = pos + 1
-            break
-        pos += 1
+    cut = tokens.safe_cut_after(text, len(text) // 2)
     if cut <= 0:
         return tokens.count(text)
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctx-count")
-    left = _pool.submit(tokens.count, text[:cut])
+    left = _pool_get().submit(tokens.count, text[:cut])
     right = tokens.count(text[cut:])
     return left.result() + right
+
+
+def count_raw_async(raw: bytes) -> Future:
+    """count_raw on a worker thread: tiktoken releases the GIL, so parsing runs alongside."""
+    return _pool_get().submit(_count_in_parts, raw)
+
+
+def _count_in_parts(raw: bytes) -> int:
+    # Runs on a pool thread: split work is submitted inline here to avoid waiting on our own pool.
+    text = raw.decode("utf-8", errors="replace")
+    return tokens.count(text)
 
 
 # -- header -------------------------------------------------------------------
@@ -178,7 +182,7 @@ class Elastic:
 
 @dataclass
 class Plan:
-    tiers: list[list[Group]]  # census alternatives, most detailed first
+    tiers: list[Callable[[], list[Group]]]  # census alternatives, most detailed first (built on demand, cached)
     reserve: float  # fraction of the body budget the preferred tier leaves to detail
     detail: list[Group | Elastic]  # in priority order
     omission_note: Callable[[str, int, Span | None], Group]
@@ -189,16 +193,16 @@ def pack(plan: Plan, src: "Source", body_budget: int) -> tuple[list[Group], dict
     chosen: list[Group] = []
     used = 0
     omitted_groups: list[Group] = []
-    total = sum(g.tokens for g in tier)
-    if total <= body_budget:
+    if _fits(tier, body_budget):
         chosen.extend(tier)
-        used = total
+        used = sum(g.tokens for g in tier)
     else:
         categories = {g.category for g in tier if g.category}
         reserve = sum(plan.omission_note(c, 10**6, (0, len(src.raw))).tokens for c in categories)
         limit = body_budget - reserve
         stopped = False
         for g in tier:
+            # Past the first entry that does not fit, nothing more is counted: the rest is omitted.
             if not stopped and used + g.tokens <= limit:
                 chosen.append(g)
                 used += g.tokens
@@ -206,7 +210,6 @@ def pack(plan: Plan, src: "Source", body_budget: int) -> tuple[list[Group], dict
                 stopped = True
                 if g.category:
                     omitted_groups.append(g)
-        used += 0
     omitted: dict[str, int] = {}
     for cat in _ordered_categories(omitted_groups):
         groups = [g for g in omitted_groups if g.category == cat]
@@ -237,15 +240,27 @@ def pack(plan: Plan, src: "Source", body_budget: int) -> tuple[list[Group], dict
     return chosen, omitted
 
 
+def _fits(groups: list[Group], limit: float) -> bool:
+    """Whether the groups' tokens sum to <= limit, counting no further than needed."""
+    total = 0
+    for g in groups:
+        total += g.tokens
+        if total > limit:
+            return False
+    return True
+
+
 def _choose_tier(plan: Plan, body_budget: int) -> list[Group]:
     preferred = body_budget * (1 - plan.reserve)
-    for tier in plan.tiers:
-        if sum(g.tokens for g in tier) <= preferred:
+    for build in plan.tiers:
+        tier = build()
+        if _fits(tier, preferred):
             return tier
-    for tier in plan.tiers:
-        if sum(g.tokens for g in tier) <= body_budget:
+    for build in plan.tiers:
+        tier = build()
+        if _fits(tier, body_budget):
             return tier
-    return plan.tiers[-1]
+    return plan.tiers[-1]()
 
 
 def _ordered_categories(groups: list[Group]) -> list[str]:

@@ -22,6 +22,7 @@ reason -> identical bytes.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from blake3 import blake3
@@ -146,7 +147,10 @@ def render(
     reason: str | None = None,
     requested_view: str | None = None,
     cwd: str | None = None,
+    raw_tokens: "int | Future | None" = None,
 ) -> Digest:
+    """`raw_tokens`: the raw output's o200k count if the caller already has it (counted while
+    the output streamed in), or a Future of it; otherwise it is counted here."""
     if density not in DENSITIES:
         raise ValueError(f"unknown density {density!r}; one of {', '.join(DENSITIES)}")
     if budget is None:
@@ -160,13 +164,16 @@ def render(
         reason = clean_line(reason) if reason else None
 
     src = Source(raw, handle, cwd)
-    raw_tokens = layout.count_raw(raw)
+    if raw_tokens is None:
+        raw_tokens = layout.count_raw(raw)
+    elif not isinstance(raw_tokens, int):
+        raw_tokens = raw_tokens.result()
 
     if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "small output")
         if passthrough is not None:
             return passthrough
-    if requested_view is None and density == "raw-capped":
+    if requested_view is None and density == "raw-capped" and raw_tokens < budget:
         # The circuit breaker shows raw output; when all of it fits, that is the whole digest.
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "raw-capped: complete")
         if passthrough is not None:
@@ -175,7 +182,7 @@ def render(
     plan = build_plan(facts, src, density=density, requested_view=requested_view)
     digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
 
-    if requested_view is None and digest.tokens >= raw_tokens:
+    if requested_view is None and raw_tokens <= digest.tokens <= budget:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "digest not smaller")
         if passthrough is not None and passthrough.tokens <= digest.tokens:
             return passthrough

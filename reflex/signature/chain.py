@@ -101,7 +101,7 @@ def _build(text, cwd: str | None = None, depth: int = 0, info: dict | None = Non
     while (len(kept) > 1 and len(_body(kept[0])) == 1 and kept[0][0].view.cd is not None
            and not kept[0][0].view.writes):
         kept = kept[1:]
-    main_st, main = _main(kept)
+    _main_st, main = _main(kept)
     background = _backgrounded(statements, trailing_bg)
     core = _render(kept, None, background)
     unscoped = _render(kept, main, background)
@@ -117,10 +117,10 @@ def _build(text, cwd: str | None = None, depth: int = 0, info: dict | None = Non
         for r in v.reads:
             if r not in reads:
                 reads.append(r)
-        if v.executes and v.executes in written and "script" not in v.routes:
+        if v.executes and posixpath.normpath(v.executes) in written and "script" not in v.routes:
             v.routes.append("script")
         for w in v.writes:
-            written.add(w.path)
+            written.add(posixpath.normpath(w.path) if w.path else w.path)
             if w not in writes:
                 writes.append(w)
         routes += [r for r in v.routes if r not in routes]
@@ -192,10 +192,14 @@ def _main(kept: list):
             if s.view.family in RUNNER_FAMILIES:
                 return st, s
     st = kept[-1]
-    for s in _body(st):
-        if not (s.view.name in _FEEDERS and not s.view.reads) and (s.view.words or s.view.nested):
+    body = _body(st)
+    for i, s in enumerate(body):
+        # `echo x | python y.py`, `cat data.csv | python y.py`: the consumer is the command
+        if s.view.name in _FEEDERS and i + 1 < len(body):
+            continue
+        if s.view.words or s.view.nested:
             return st, s
-    return st, st[0]
+    return st, body[0] if body else st[0]
 
 
 def _seg_text(s: _Seg, unscoped: bool) -> str:
@@ -206,7 +210,7 @@ def _seg_text(s: _Seg, unscoped: bool) -> str:
 def _backgrounded(statements: list, trailing_bg: bool) -> set:
     """ids of statements run in the background (`cmd &`): that stays in the core
     even when the statement after the `&` is dropped."""
-    out = {id(st) for st, nxt in zip(statements, statements[1:]) if nxt[0].op == "&"}
+    out = {id(st) for st, nxt in zip(statements, statements[1:], strict=False) if nxt[0].op == "&"}
     if trailing_bg and statements:
         out.add(id(statements[-1]))
     return out

@@ -45,7 +45,7 @@ _ENV_FILES = ("activate", "activate.sh", "activate.bash", "activate.zsh", ".env"
 _OTHER_KNOWN = frozenset({"ls", "echo", "cat", "env", "node", "deno", "bash", "sh", "zsh", "printf", "which",
                           "xargs", "awk", "sort", "uniq", "wc", "cut", "tr", "jq", "diff", "sed", "black",
                           "isort", "prettier", "flake8", "pylint", "uv", "poetry", "pdm", "npx", "pnpm",
-                          "yarn", "bun", "bunx", "timeout", "nice", "env", "tee", "find", "xargs", "curl"})
+                          "yarn", "bun", "bunx", "timeout", "nice", "tee", "find", "curl"})
 
 
 def known(name: str) -> bool:

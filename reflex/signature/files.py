@@ -302,10 +302,10 @@ def writer(v: View, name: str, args: list[Word]) -> bool:
                                                                              else {"-m", "--mode"})))
         return True
     if name in ("curl", "wget"):
-        for i, a in enumerate(args):
-            if (name == "curl" and a.value in ("-o", "--output")) or (name == "wget" and a.value in ("-O", "--output-document")):
-                if i + 1 < len(args):
-                    v.writes.append(FileRef(args[i + 1].value))
+        flags = ("-o", "--output") if name == "curl" else ("-O", "--output-document")
+        for i, a in enumerate(args[:-1]):
+            if a.value in flags:
+                v.writes.append(FileRef(args[i + 1].value))
         return True
     spec = FORMATTERS.get(name)
     if spec is not None:

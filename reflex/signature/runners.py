@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .flags import Spec, walk
 from .model import Decoration, FileRef, ScopeItem
-from .syntax import Word
+from .syntax import Word, quote
 from .view import View
 
 VERBOSITY = {
@@ -83,7 +83,7 @@ def pytest(v: View, args: list[Word]) -> None:
         tail = ["--"] + q.kept
         p.scope.extend(q.scope)
     _apply(v, ["pytest"], p, tail)
-    v.unscoped = ["pytest"] + p.unscoped + (["--"] if tail else [])
+    v.unscoped = ["pytest"] + p.unscoped + (["--"] + q.unscoped if tail and q.unscoped else [])
 
 
 # ---------------------------------------------------------------- go test
@@ -275,7 +275,7 @@ _PNPM_BUILTIN = frozenset({
     "setup", "config", "server", "root", "bin", "deploy", "licenses", "doctor", "recursive", "approve-builds",
     "info", "view", "version", "help", "login", "logout", "cache", "self-update", "ci", "x",
     "dedupe", "catalog", "workspace", "workspaces", "global", "node", "set", "get", "upgrade-interactive",
-    "pm", "whoami", "owner", "npm", "plugin", "constraints", "dlx", "explain", "stage", "unplug",
+    "pm", "whoami", "owner", "npm", "plugin", "constraints", "explain", "stage", "unplug",
     "search", "team", "tag", "dist-tag",
 })
 
@@ -349,12 +349,20 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
     # Package-manager display flags may also follow the script name (npm run test --silent).
     tail_args: list[Word] = []
     passthrough: list[Word] | None = None
-    for j, a in enumerate(rest):
+    j = 0
+    while j < len(rest):
+        a = rest[j]
+        j += 1
         if a.value == "--":
-            passthrough = list(rest[j + 1:])
+            passthrough = list(rest[j:])
             break
+        name, eq, val = a.value.partition("=")
         if pm == "npm" and a.value in PM_DISPLAY:
             v.decorations.append(Decoration(*PM_DISPLAY[a.value]))
+            continue
+        if pm == "npm" and name in PM_DISPLAY_VALUED and (eq or j < len(rest)):
+            v.decorations.append(Decoration(PM_DISPLAY_VALUED[name], val if eq else rest[j].value))
+            j += 0 if eq else 1
             continue
         tail_args.append(a)
     if pm == "npm":
@@ -363,6 +371,7 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
         head = ["npm"] + [a.text for a in pre] + ["run", _q(script)] + [a.text for a in tail_args]
         if p.kept:
             _apply(v, head + ["--"], p)
+            v.unscoped = head + (["--"] + p.unscoped if p.unscoped else [])
         else:
             _apply(v, head, p)
     else:
@@ -377,8 +386,7 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
 
 
 def _q(s: str) -> str:
-    from .syntax import lit
-    return lit(s).text
+    return quote(s)
 
 
 # ---------------------------------------------------------------- checkers
@@ -451,18 +459,17 @@ def mypy(v: View, name: str, args: list[Word]) -> None:
     v.family = "mypy"
     head = [name]
     if name == "dmypy":
-        while args and not args[0].value.startswith("-") or (args and args[0].value in ("--status-file",)):
-            if args[0].value.startswith("-"):
-                head += [args[0].text] + ([args[1].text] if len(args) > 1 else [])
-                args = args[2:]
-                continue
+        # dmypy [--status-file F] run|check|recheck [-- ] [mypy flags and files]
+        if len(args) > 1 and args[0].value == "--status-file":
+            head += [args[0].text, args[1].text]
+            args = args[2:]
+        if args and not args[0].value.startswith("-"):
             v.subcommand = args[0].value
             head.append(args[0].text)
             args = args[1:]
-            break
         args = [a for a in args if a.value != "--"]
         if v.subcommand in ("run", "check", "recheck"):
-            head = head + ["--"]
+            head.append("--")
     p = walk(args, MYPY)
     _apply(v, head, p)
 

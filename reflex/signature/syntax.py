@@ -154,10 +154,20 @@ def _risky(text: str) -> bool:
             or rest.count(">") + rest.count("<") > RISKY_REDIRECTS)
 
 
+# tree-sitter-bash 0.25 crashes the process (SIGSEGV) on some non-ASCII code
+# points (e.g. `{` followed by U+FBF4D); 400k random ASCII inputs never did.
+# Bash treats every byte >= 0x80 as a word character, so the parser is given
+# the text with each such byte replaced by `a`: same byte offsets, same
+# structure, and the walker slices words out of the original bytes.
+_ASCII_ONLY = bytes.maketrans(bytes(range(128, 256)), b"a" * 128)
+
+
 def _parse_tree(src: bytes):
     parser = _parser()
     if not parser:
         return None
+    if not src.isascii():
+        src = src.translate(_ASCII_ONLY)
     if len(src) <= DIRECT_PARSE_BYTES and src.count(b"|") <= DIRECT_PARSE_PIPES:
         return parser.parse(src)
     n = len(src)
@@ -200,11 +210,15 @@ class _Distrust(Exception):
     """The tree parsed without errors but cannot be right (seen on garbage)."""
 
 
+MAX_DEPTH = 150   # nesting deeper than this is not an agent's command; keeps clear of the recursion limit
+
+
 class _Walker:
-    __slots__ = ("src",)
+    __slots__ = ("src", "depth")
 
     def __init__(self, src: bytes):
         self.src = src
+        self.depth = 0
 
     def text(self, node) -> str:
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -237,6 +251,15 @@ class _Walker:
 
     # -- statements
     def emit(self, node, out: list) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Distrust("nesting")
+            self._emit(node, out)
+        finally:
+            self.depth -= 1
+
+    def _emit(self, node, out: list) -> None:
         t = node.type
         if t in ("program", "list", "compound_statement", "pipeline"):
             for c in node.children:
@@ -320,11 +343,17 @@ class _Walker:
             cmd.words.append(lit(tok))
 
     def inner(self, node, out: list) -> None:
-        for c in node.named_children:
-            if c.type in ("command", "redirected_statement", "pipeline", "list"):
-                self.emit(c, out)
-            else:
-                self.inner(c, out)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Distrust("nesting")
+            for c in node.named_children:
+                if c.type in ("command", "redirected_statement", "pipeline", "list"):
+                    self.emit(c, out)
+                else:
+                    self.inner(c, out)
+        finally:
+            self.depth -= 1
 
     def emit_conts(self, conts, out):
         for x in conts:

@@ -71,6 +71,32 @@ def fold(lines: list[str], first: int, last: int) -> list[tuple[int, int, str]]:
 _CC_FLAG = re.compile(r"\s*\[(?P<flag>-W[\w=+-]+|-f[\w=+-]+)\]$")
 
 
+# Lower-case stems every error/warning pattern contains; substring search over the whole
+# text is far cheaper than a case-insensitive alternation regex on each of 100k lines.
+_STEMS = ("error", "fail", "fatal", "panic", "exception", "traceback", "critical", "segmentation", "abort",
+          "undefined reference", "cannot", "unable to", "denied", "warn", "deprecat")
+
+
+def _candidate_lines(out: Output) -> list[int]:
+    """Indexes of lines that contain an error/warning stem, in order."""
+    text = "\n".join(out.lines).lower()
+    if len(text) < 20_000:
+        return list(range(len(out.lines)))
+    offsets = []
+    for stem in _STEMS:
+        at = text.find(stem)
+        while at != -1:
+            offsets.append(at)
+            at = text.find(stem, at + 1)
+    if not offsets:
+        return []
+    from bisect import bisect_right
+    from itertools import accumulate
+
+    starts = [0, *accumulate(len(s) + 1 for s in out.lines)]
+    return sorted({bisect_right(starts, o) - 1 for o in offsets})
+
+
 class GenericProfile:
     name = NAME
     version = VERSION
@@ -82,7 +108,8 @@ class GenericProfile:
         out = Output.of(raw)
         highlights: dict[str, Highlight] = {}
         diagnostics: list[Diagnostic] = []
-        for i, s in enumerate(out.lines):
+        for i in _candidate_lines(out):
+            s = out.lines[i]
             sev = classify(s)
             if sev is None:
                 continue

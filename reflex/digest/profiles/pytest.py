@@ -132,7 +132,9 @@ class PytestProfile:
         verbose: dict[str, tuple[str, int]] = {}  # id -> (status, line index)
         current: _Block | None = None
         for i, s in enumerate(lines):
-            m = _SECTION.match(s)
+            # Dispatch on the first character: a 5 MB run is ~100k lines, most of them detail.
+            c = s[:1]
+            m = _SECTION.match(s) if c == "=" else None
             if m and not _SUMMARY_BODY.match(m.group(1)):
                 if current is not None:
                     current.end = i
@@ -150,7 +152,7 @@ class PytestProfile:
                 if short_start is not None and short_end is None:
                     short_end = i
                 continue
-            mb = _BANG.match(s)
+            mb = _BANG.match(s) if c == "!" else None
             if mb:
                 notes.append(mb.group(1).strip())
                 if current is not None:
@@ -158,7 +160,7 @@ class PytestProfile:
                     current = None
                 continue
             if section in _FAIL_SECTIONS or section.startswith("ERRORS") or section.startswith("FAILURES"):
-                mblk = _BLOCK.match(s)
+                mblk = _BLOCK.match(s) if c == "_" else None
                 if mblk:
                     if current is not None:
                         current.end = i
@@ -174,14 +176,14 @@ class PytestProfile:
                     ident, msg = _split_summary_rest(ms.group(2))
                     summary_ids.append((ms.group(1), ident.strip(), msg, i))
                 continue
-            mv = _VERBOSE.match(s) or _XDIST.match(s)
+            mv = (_VERBOSE.match(s) or _XDIST.match(s)) if "::" in s else None
             if mv:
                 st = mv.group("st")
                 ident = mv.group("id").strip()
                 if st in ("FAILED", "ERROR") or ident not in verbose:
                     verbose[ident] = (st, i)
                 continue
-            mu = _USAGE_ERROR.match(s)
+            mu = _USAGE_ERROR.match(s) if c == "E" else None
             if mu:
                 usage_errors.append((i, mu.group(1)))
         if current is not None and current.end < n:
@@ -214,13 +216,14 @@ class PytestProfile:
                     entries.append((st, ident, "", idx))
 
         used_blocks: set[int] = set()
+        block_index = _index_blocks(test_blocks)
         blockless: list[Failure] = []
         seen_ids: set[tuple[str, str]] = set()
         for kind, ident, msg, idx in entries:
             if (kind, ident) in seen_ids:
                 continue
             seen_ids.add((kind, ident))
-            bi = _match_block(test_blocks, used_blocks, kind, ident, lines)
+            bi = _match_block(test_blocks, block_index, used_blocks, kind, ident, lines)
             file = ident.split("::", 1)[0]
             if bi is not None:
                 used_blocks.add(bi)
@@ -298,23 +301,29 @@ def _title_of(ident: str) -> str:
     return ".".join(parts)
 
 
-def _match_block(blocks: list[_Block], used: set[int], kind: str, ident: str, lines: list[str]) -> int | None:
+def _block_key(b: _Block) -> tuple[str, str]:
+    """(kind, title) a block answers to: setup/teardown errors are titled by their test."""
+    if b.title.startswith("ERROR at "):
+        return "ERROR", re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
+    return "FAILED", b.title
+
+
+def _index_blocks(blocks: list[_Block]) -> dict[tuple[str, str], list[int]]:
+    index: dict[tuple[str, str], list[int]] = {}
+    for bi, b in enumerate(blocks):
+        index.setdefault(_block_key(b), []).append(bi)
+    return index
+
+
+def _match_block(blocks: list[_Block], index: dict[tuple[str, str], list[int]], used: set[int], kind: str,
+                 ident: str, lines: list[str]) -> int | None:
+    """The unused detail block pytest printed for this id (by title; same title in two files: by file)."""
     title = _title_of(ident)
     file = ident.split("::", 1)[0]
-    candidates = []
-    for bi, b in enumerate(blocks):
-        if bi in used:
-            continue
-        t = b.title
-        if kind == "ERROR":
-            t = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", t)
-        elif t.startswith("ERROR at "):
-            continue
-        if t == title or t == ident or t.endswith("." + title) or title.endswith("." + t) and "[" not in t:
-            candidates.append(bi)
+    candidates = [bi for bi in index.get(("ERROR" if kind == "ERROR" else "FAILED", title), ()) if bi not in used]
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
-    for bi in candidates:  # same title in several files: the block that mentions our file
+    for bi in candidates:
         b = blocks[bi]
         if any(s.startswith(file + ":") or ("/" + file + ":") in s for s in lines[b.start : b.end]):
             return bi
