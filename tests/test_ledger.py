@@ -33,7 +33,7 @@ def test_blank_database_migrates_to_the_declared_schema(tmp_path):
     db = open_ledger(str(tmp_path / "x.db"))
     assert {"sessions", "events", "runs"} <= set(db.table_names())
     assert db["events"].columns_dict["uid"] is str
-    assert [m.name for m in schema.migrations.applied(db)] == ["m001_initial"]
+    assert [m.name for m in schema.migrations.applied(db)] == ["m001_initial", "m002_outcomes"]
     # strict tables refuse a wrongly typed value instead of storing it
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("INSERT INTO sessions (session_id, harness, first_ts) VALUES ('a', 'b', 'not a number')")
@@ -134,3 +134,19 @@ def test_chain_hash_is_canonical():
     row = {c: None for c in schema.HASHED_COLUMNS}
     row.update(uid="u", seq=1, data='{"b":1,"a":2}')
     assert chain.link(chain.GENESIS, row) == chain.link(chain.GENESIS, dict(reversed(list(row.items()))))
+
+
+def test_a_ledger_from_schema_v1_is_migrated_on_open(tmp_path):
+    """Historic schemas migrate forward: build a v1 ledger (m001 only), write to it, reopen."""
+    import sqlite_utils
+    path = str(tmp_path / "old.db")
+    db = sqlite_utils.Database(path)
+    schema.migrations.apply(db, stop_before="m002_outcomes")
+    assert "outcomes" not in db.table_names()
+    db.conn.close()
+    w = LedgerWriter(path).start()
+    w.submit(ev("uid-old-0001")).result()
+    w.close()
+    db = open_ledger(path)
+    assert {"outcomes", "evidence_outcomes"} <= set(db.table_names())
+    assert verify(path).ok

@@ -143,19 +143,28 @@ def _names(members: list[Failure], src: "Source") -> str:
 def _failures(facts: Facts, src: "Source", level: int) -> list[Group]:
     out = []
     index = {id(f): k for k, f in enumerate(facts.failures)}
+    seen_messages: set[str] = set()
     for members in _grouped(facts, level):
         i = index[id(members[0])]  # position by the first member: evidence (S_FAIL, k, 1) follows it
         f = members[0]
         names = _names(members, src)
         hints: list = []
+        message = ""
+        if f.message and level <= 2:
+            if level >= 1 and f.message in seen_messages:
+                # The same error again (one bug, many tests): name its type, not its text.
+                message = " " + show(f.message.split(":", 1)[0], 60) + " (same message as above)"
+            else:
+                message = " " + show(f.message, {0: 160, 1: 90, 2: 80}[level])
+            seen_messages.add(f.message)
         if level <= 1:
-            lines = [f"{names}{_location(f, src)}" + (f" {show(f.message, 160 if level == 0 else 100)}" if f.message else "")]
+            lines = [f"{names}{_location(f, src)}{message}"]
             if f.span and _multiline(src, f.span):
                 h = src.hint(f.span, f.id)
                 hints.append(h)
                 lines.append("  " + h.command)
         elif level == 2:
-            lines = [f"{names}{_location(f, src)}" + (f" {show(f.message, 80)}" if f.message else "")]
+            lines = [f"{names}{_location(f, src)}{message}"]
         else:
             lines = [names]
         out.append(Group((S_FAIL, i, 0), lines, hints, category="failures", count=len(members),

@@ -12,11 +12,11 @@ in sync.
 import sqlite_utils
 
 MIGRATION_SET = "ctx-ledger"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 migrations = sqlite_utils.Migrations(MIGRATION_SET)
 
-APPEND_ONLY_TABLES = ("sessions", "events", "runs")
+APPEND_ONLY_TABLES = ("sessions", "events", "runs", "outcomes", "evidence_outcomes")
 
 
 def _append_only(db, table):
@@ -98,7 +98,52 @@ def m001_initial(db):
         ) STRICT""")
     db.execute("CREATE INDEX runs_handle ON runs (handle)")
     db.execute("CREATE INDEX runs_core ON runs (session_id, core_hash)")
-    for table in APPEND_ONLY_TABLES:
+    for table in ("sessions", "events", "runs"):  # frozen: a migration never changes
+        _append_only(db, table)
+
+
+@migrations()
+def m002_outcomes(db):
+    # Detector firings (the reflex arc's outcome rows): which detector fired
+    # on which event, and the signal that made it fire.  Written by the
+    # daemon as it folds each event; recomputable by `ctx replay`.
+    db.execute("""
+        CREATE TABLE outcomes (
+            id INTEGER PRIMARY KEY,
+            event_uid TEXT NOT NULL REFERENCES events(uid),
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            detector TEXT NOT NULL,
+            tool_use_id TEXT,
+            core_hash TEXT,
+            reason TEXT NOT NULL,
+            signal TEXT NOT NULL,
+            policy_epoch TEXT,
+            recorded_at REAL NOT NULL
+        ) STRICT""")
+    db.execute("CREATE INDEX outcomes_session ON outcomes (session_id, seq)")
+    # evidence_outcome/v1: what became of each piece of evidence ctx delivered
+    # (landed, narrowed, retrieved, redundant...), joined offline from runs,
+    # retrievals and follow-up commands.  Keyed so recomputing over the same
+    # ledger yields the same rows (INSERT OR IGNORE on `key`).
+    db.execute("""
+        CREATE TABLE evidence_outcomes (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            schema TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            run_uid TEXT,
+            event_uid TEXT,
+            outcome TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            family TEXT,
+            core_hash TEXT,
+            data TEXT NOT NULL,
+            recorded_at REAL NOT NULL
+        ) STRICT""")
+    db.execute("CREATE INDEX evidence_outcomes_session ON evidence_outcomes (session_id)")
+    for table in ("outcomes", "evidence_outcomes"):
         _append_only(db, table)
 
 

@@ -1,0 +1,306 @@
+"""Claude Code transcript JSONL -> Events (see docs/claude-code-hooks.md §2).
+
+A transcript is one JSON record per line: `assistant` records carry `tool_use` items, `user`
+records carry the matching `tool_result` items (paired by id, possibly out of order), human
+prompts, and compaction summaries (`isCompactSummary`); `system` records mark compaction
+boundaries (`compact_boundary`).  The transcript keeps the command as the model wrote it.
+
+Translation (in file order, one session per file):
+
+    session start (model of the first assistant message)              -> session_start
+    tool_use Bash                                                     -> command, plus an edit
+                                                                         when the command writes files
+    tool_result of a Bash call                                        -> result (ran, exit code,
+                                                                         harness truncation); a ctx digest
+                                                                         in it also gives a run, a
+                                                                         `ctx get/search` a retrieval
+    tool_use Edit / Write / MultiEdit / NotebookEdit                  -> edit
+    tool_use Task / Agent (a subagent may change anything)            -> edit
+    tool_use Read / Grep / Glob                                       -> read
+    a human prompt, an AskUserQuestion answer, a task notification    -> prompt
+    compact_boundary / isCompactSummary / `/compact`                  -> compaction;  `/clear` -> session_start
+    end of file                                                       -> session_end
+
+Sidechain (subagent) records are not the session's own calls and are skipped.  A line that is
+not JSON is skipped, but what can still be read from it is kept, conservatively: a tool call
+whose input was cut off counts as a possible worktree change (an edit), and a result whose
+body was cut off still completes its call.  Never raises on content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from reflex.address import parse_hint
+from reflex.events import EDIT_TOOLS, Event, ctx_retrieval, file_writes, handle_of
+
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+SEARCH_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
+
+_EXIT = re.compile(r"^\s*Exit code (-?\d+)")
+_NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed", "[Request interrupted by user",
+              "User rejected", "Permission to use Bash has been denied", "was blocked by a hook",
+              "hook error", "denied this tool")
+_TRUNCATED = re.compile(r"<persisted-output>|Output too large|\[\d+ (?:lines|characters) truncated\]"
+                        r"|\.\.\. \[\d+ lines? truncated\] \.\.\.")
+_HEADER = re.compile(r"^\[ctx\] (?P<label>[^|]+?) \| (?P<density>[a-z-]+)(?: \((?P<reason>[^)]*)\))?"
+                     r" \| exit (?P<exit>-?\d+|unknown)(?P<rest>.*?)(?P<handle>r:[0-9a-f]{12})(?P<tail>.*)$")
+_SALVAGE_USE = re.compile(r'"type":"tool_use","id":"(toolu_[A-Za-z0-9_]+)","name":"([A-Za-z_]+)"')
+_SALVAGE_RESULT = re.compile(r'"tool_use_id":"(toolu_[A-Za-z0-9_]+)"')
+_SALVAGE_PATH = re.compile(r'"(?:file_path|notebook_path)":"([^"\\]*)"')
+
+
+def _loads(line: str):
+    try:
+        return json.loads(line)
+    except ValueError:
+        pass
+    try:
+        # Raw control characters inside strings (seen in real transcripts) are not fatal.
+        return json.loads(line, strict=False)
+    except ValueError:
+        return None
+
+
+def _text_of(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for c in content:
+            if isinstance(c, dict) and isinstance(c.get("text"), str):
+                parts.append(c["text"])
+            elif isinstance(c, str):
+                parts.append(c)
+        return "\n".join(parts)
+    return ""
+
+
+def parse_digest(text: str) -> dict | None:
+    """The run a ctx digest printed (its header line and hints), or None."""
+    if "[ctx] " not in text:
+        return None
+    header = None
+    hints: list[str] = []
+    for line in text.splitlines():
+        if header is None and line.startswith("[ctx] "):
+            header = _HEADER.match(line)
+        if "ctx get " in line:
+            h = parse_hint(line)
+            if h is not None:
+                hints.append(str(h.address))
+    if header is None:
+        return None
+    tests = tuple(a.split("#", 1)[1] for a in hints if "#" in a)
+    exit_text = header["exit"]
+    return {"handle": header["handle"], "density": header["density"], "reason": header["reason"],
+            "exit_code": int(exit_text) if exit_text != "unknown" else None, "hints": tuple(hints),
+            "failed_ids": tests, "truncated": "truncated" in header["tail"]}
+
+
+def _read_paths(name: str, inp: dict) -> tuple[str, ...]:
+    path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
+    if not isinstance(path, str) or not path:
+        return ()
+    if name == "Read":
+        off, lim = inp.get("offset"), inp.get("limit")
+        if isinstance(off, int) and isinstance(lim, int) and lim > 0:
+            return ("%s:%d-%d" % (path, off, off + lim - 1),)
+    return (path,)
+
+
+class _Builder:
+    def __init__(self, session_id: str):
+        self.session_id = session_id
+        self.events: list[Event] = []
+        self.calls: dict[str, tuple[str, str | None, str | None]] = {}   # id -> (tool, command, cwd)
+        self.cwd: str | None = None
+
+    def emit(self, kind: str, **kw) -> None:
+        self.events.append(Event(kind, seq=len(self.events), session_id=self.session_id, **kw))
+
+    # -- tool calls ------------------------------------------------------------------------
+    def tool_use(self, item: dict, cwd: str | None) -> None:
+        tid, name, inp = item.get("id"), item.get("name"), item.get("input")
+        if not isinstance(tid, str) or not isinstance(name, str) or tid in self.calls:
+            return
+        inp = inp if isinstance(inp, dict) else {}
+        if name == "Bash":
+            command = inp.get("command")
+            if not isinstance(command, str):
+                return
+            self.calls[tid] = ("Bash", command, cwd)
+            background = bool(inp.get("run_in_background"))
+            self.emit("command", tool_use_id=tid, tool_name="Bash", command=command, cwd=cwd,
+                      background=background)
+            if not background and ctx_retrieval(command) is None:
+                from reflex.signature import signature
+                writes = file_writes(signature(command, cwd))
+                if writes:
+                    self.emit("edit", tool_use_id=tid, tool_name="Bash", paths=writes, cwd=cwd)
+        elif name in EDIT_TOOLS:
+            self.calls[tid] = (name, None, cwd)
+            path = inp.get("file_path") or inp.get("notebook_path")
+            self.emit("edit", tool_use_id=tid, tool_name=name, cwd=cwd,
+                      paths=(path,) if isinstance(path, str) and path else ())
+        elif name in SUBAGENT_TOOLS:
+            self.calls[tid] = (name, None, cwd)
+            self.emit("edit", tool_use_id=tid, tool_name=name, cwd=cwd)
+        elif name in SEARCH_TOOLS:
+            self.calls[tid] = (name, None, cwd)
+            self.emit("read", tool_use_id=tid, tool_name=name, cwd=cwd, paths=_read_paths(name, inp))
+        else:
+            self.calls[tid] = (name, None, cwd)
+
+    def tool_result(self, item: dict, record: dict) -> None:
+        tid = item.get("tool_use_id")
+        call = self.calls.get(tid) if isinstance(tid, str) else None
+        if call is None:
+            return
+        tool, command, cwd = call
+        if tool == "AskUserQuestion":
+            self.emit("prompt", tool_use_id=tid, tool_name=tool)
+            return
+        if tool != "Bash":
+            return
+        text = _text_of(item.get("content"))
+        is_error = bool(item.get("is_error"))
+        extra = record.get("toolUseResult")
+        ran = not any(m in text[:400] for m in _NEVER_RAN)
+        m = _EXIT.match(text)
+        exit_code = int(m.group(1)) if m else (None if is_error else 0)
+        truncated = bool(_TRUNCATED.search(text[:2000])) or (
+            isinstance(extra, dict) and bool(extra.get("persistedOutputPath")))
+        retrieval = ctx_retrieval(command)
+        if retrieval is not None and ran:
+            op, arg = retrieval
+            miss = is_error or text.lstrip().startswith(("miss", "[ctx] miss"))
+            self.emit("retrieval", tool_use_id=tid, command=command, cwd=cwd,
+                      address=arg if op == "get" else None, pattern=arg if op == "search" else None,
+                      handle=handle_of(arg) if op == "get" else None, result="miss" if miss else "know")
+        elif ran:
+            digest = parse_digest(text)
+            if digest is not None:
+                self.emit("run", tool_use_id=tid, command=command, cwd=cwd, **digest)
+        self.emit("result", tool_use_id=tid, tool_name="Bash", exit_code=exit_code if ran else None,
+                  ran=ran, truncated=truncated)
+
+    # -- damaged lines ---------------------------------------------------------------------
+    def salvage(self, line: str, cwd: str | None) -> None:
+        for m in _SALVAGE_USE.finditer(line):
+            tid, name = m.group(1), m.group(2)
+            if tid in self.calls:
+                continue
+            if name in EDIT_TOOLS or name in SUBAGENT_TOOLS or name == "Bash":
+                # Its input is cut off: a change we cannot rule out.
+                self.calls[tid] = (name, None, cwd)
+                p = _SALVAGE_PATH.search(line, m.end())
+                self.emit("edit", tool_use_id=tid, tool_name=name, cwd=cwd,
+                          paths=(p.group(1),) if p and name != "Bash" else ())
+            else:
+                self.calls[tid] = (name, None, cwd)
+        if '"tool_result"' in line:
+            for m in _SALVAGE_RESULT.finditer(line):
+                tid = m.group(1)
+                call = self.calls.get(tid)
+                if call is not None and call[0] == "Bash":
+                    self.emit("result", tool_use_id=tid, tool_name="Bash", ran=True)
+                    self.calls[tid] = ("done", None, None)
+        elif '"type":"user"' in line and '"isMeta":true' not in line:
+            self.emit("prompt")
+
+
+def _is_prompt_text(text: str) -> bool:
+    t = text.lstrip()
+    return bool(t) and not t.startswith(("<local-command-", "<command-message>", "Caveat:"))
+
+
+def events_from_lines(lines, session_id: str | None = None) -> list[Event]:
+    """Events of one transcript given as an iterable of lines."""
+    records: list = []
+    sid = session_id
+    model = None
+    for line in lines:
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", "replace")
+        line = line.strip()
+        if not line:
+            continue
+        r = _loads(line)
+        if not isinstance(r, dict):
+            records.append(line)
+            continue
+        if r.get("isSidechain"):
+            continue
+        records.append(r)
+        if sid is None and isinstance(r.get("sessionId"), str):
+            sid = r["sessionId"]
+        msg = r.get("message")
+        if model is None and r.get("type") == "assistant" and isinstance(msg, dict) and isinstance(msg.get("model"), str):
+            model = msg["model"]
+    b = _Builder(sid or "")
+    b.emit("session_start", model=model)
+    cwd = None
+    for r in records:
+        if isinstance(r, str):
+            b.salvage(r, cwd)
+            continue
+        if isinstance(r.get("cwd"), str):
+            cwd = r["cwd"]
+        typ = r.get("type")
+        msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+        if typ == "system":
+            if r.get("subtype") == "compact_boundary":
+                b.emit("compaction")
+            continue
+        if typ == "assistant":
+            for item in msg.get("content") or ():
+                if isinstance(item, dict) and item.get("type") == "tool_use":
+                    b.tool_use(item, cwd)
+            continue
+        if typ != "user":
+            continue
+        if r.get("isCompactSummary"):
+            if not b.events or b.events[-1].kind != "compaction":
+                b.emit("compaction")
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            if r.get("isMeta") or not _is_prompt_text(content):
+                continue
+            if "<command-name>/compact" in content:
+                b.emit("compaction")
+            elif "<command-name>/clear" in content:
+                b.emit("session_start", model=model)
+            else:
+                b.emit("prompt")
+            continue
+        prompted = False
+        for item in content or ():
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "tool_result":
+                b.tool_result(item, r)
+            elif item.get("type") == "text" and not prompted and not r.get("isMeta") and _is_prompt_text(item.get("text") or ""):
+                b.emit("prompt")
+                prompted = True
+    b.emit("session_end")
+    return b.events
+
+
+def read_transcript(path) -> list[Event]:
+    """Events of a transcript file; the session id is the records' sessionId (or the file name)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", "replace")
+    events = events_from_lines(text.split("\n"))
+    if events and not events[0].session_id:
+        stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+        events = [Event(**{**_fields(e), "session_id": stem}) for e in events]
+    return events
+
+
+def _fields(e: Event) -> dict:
+    return {f: getattr(e, f) for f in e.__slots__}
