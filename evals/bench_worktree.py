@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from evals._common import REPO, machine, summary_ms, write_json  # noqa: E402
-from reflex.worktree import WorktreeRegistry, full_scan_hash  # noqa: E402
+from evals._common import REPO, machine, summary_ms, write_json
+from reflex.worktree import WorktreeRegistry, full_scan_hash
 
 GITIGNORE = "node_modules/\nbuild/\n*.log\n/dist\n**/tmp_*\n!keep.log\n"
 
@@ -73,6 +73,11 @@ def wait_change(reg, root, before, timeout=5.0):
     return None
 
 
+def _write(path, text, mode="w"):
+    with open(path, mode) as f:
+        f.write(text)
+
+
 def edit_ops(root, rng, n):
     """Yield (name, action) pairs: the edits an agent makes."""
     src = os.path.join(root, "src")
@@ -93,7 +98,7 @@ def edit_ops(root, rng, n):
             kind = "create"
             path = os.path.join(src, pkgs[0], "sub0", "m00.py")
         if kind == "modify":
-            yield kind, lambda p=path, i=i: open(p, "a").write("# edit %d\n" % i)
+            yield kind, lambda p=path, i=i: _write(p, "# edit %d\n" % i, "a")
         elif kind == "atomic save":
             def save(p=path, i=i):
                 tmp = p + ".tmp%d" % i
@@ -104,7 +109,7 @@ def edit_ops(root, rng, n):
         elif kind == "create":
             new = os.path.join(os.path.dirname(path), "new%d.py" % i)
             made.append(new)
-            yield kind, lambda p=new: open(p, "w").write("z = 1\n")
+            yield kind, lambda p=new: _write(p, "z = 1\n")
         elif kind == "delete":
             yield kind, lambda p=path: os.remove(p)
         elif kind == "rename":
@@ -152,11 +157,11 @@ reg.close()
 
 
 def limit_run(root, limit):
-    if not shutil.which("unshare") or subprocess.run(["unshare", "-rU", "true"],
-                                                     capture_output=True).returncode != 0:
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rU", "true"], capture_output=True,
+                                                     check=False).returncode != 0:
         return {"skipped": "user namespaces unavailable"}
     out = subprocess.run(["unshare", "-rU", sys.executable, "-c", _LIMIT_RUN, str(limit), root, REPO],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=300, check=False)
     if out.returncode != 0:
         return {"error": out.stderr[-500:]}
     return json.loads(out.stdout.strip().splitlines()[-1])

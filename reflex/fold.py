@@ -386,6 +386,10 @@ class SessionReflex:
             self.apply(ev)
         return self
 
+    def signature_of(self, command: str, cwd: str | None = None):
+        """The signature the fold uses for `command` (cached with the session)."""
+        return _sig(self.state, command or "", cwd)
+
     # -- queries -----------------------------------------------------------------------------
     def density_for(self, core_hash: str | None, family: str | None) -> tuple[str, str | None]:
         start = self.policy.start_density(family, self.state.tier)

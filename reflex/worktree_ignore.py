@@ -40,7 +40,7 @@ ALWAYS_IGNORED_NAMES = frozenset({".git", ".hg", ".svn"})
 class Rule:
     """One compiled ignore pattern."""
 
-    __slots__ = ("pattern", "regex", "negate", "dir_only", "basename")
+    __slots__ = ("basename", "dir_only", "negate", "pattern", "regex")
 
     def __init__(self, pattern, regex, negate, dir_only, basename):
         self.pattern = pattern
@@ -146,7 +146,7 @@ def compile_rule(line):
     if line.startswith("!"):
         negate = True
         line = line[1:]
-    elif line.startswith("\\!") or line.startswith("\\#"):
+    elif line.startswith(("\\!", "\\#")):
         line = line[1:]
     if not line:
         return None
@@ -157,8 +157,7 @@ def compile_rule(line):
         if not line:
             return None
     anchored = "/" in line
-    if line.startswith("/"):
-        line = line[1:]
+    line = line.removeprefix("/")
     try:
         regex = re.compile("(?s:%s)\\Z" % _translate(line))
     except re.error:
@@ -208,7 +207,7 @@ class Repo:
     """Where the root sits in its repository: the base rule stack and the prefix
     that turns a root-relative path into a match-space (repo-relative) path."""
 
-    __slots__ = ("top", "prefix", "base_stack", "is_repo")
+    __slots__ = ("base_stack", "is_repo", "prefix", "top")
 
     def __init__(self, top, prefix, base_stack, is_repo):
         self.top = top
@@ -239,7 +238,7 @@ def _git_dir(top):
 def _global_excludes(top, environ):
     try:
         out = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=top,
-                             capture_output=True, text=True, timeout=3, env=environ)
+                             capture_output=True, text=True, timeout=3, env=environ, check=False)
         value = out.stdout.strip()
         if value:
             return os.path.expanduser(value)

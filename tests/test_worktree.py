@@ -81,7 +81,7 @@ def change_latency(reg, root, action):
 # -- edits are reflected, quickly and exactly --------------------------------
 
 def test_file_and_directory_operations_change_the_hash_within_200ms(reg, proj, tmp_path):
-    p = lambda *a: os.path.join(proj, *a)  # noqa: E731
+    p = lambda *a: os.path.join(proj, *a)
     os.makedirs(tmp_path / "elsewhere")
     ops = {
         "create file": lambda: write(p("src", "new.py"), "a = 1\n"),
@@ -173,6 +173,18 @@ def test_content_identical_touch_counts_and_mtime_revert_is_still_seen(reg, proj
     assert settled_equals_full_scan(reg, proj)
 
 
+def _follow_dir_change(paths, victim, dest):
+    """Our model of `paths` after directory `victim` was removed (dest None) or moved to `dest`."""
+    out = []
+    for rel in paths:
+        if rel == victim or rel.startswith(victim + "/"):
+            if dest:
+                out.append(dest + rel[len(victim):])
+        else:
+            out.append(rel)
+    return out
+
+
 def test_random_operations_converge_to_the_full_scan_hash(reg, proj):
     rng = random.Random(20240605)
     reg.hash_for(proj)
@@ -207,10 +219,8 @@ def test_random_operations_converge_to_the_full_scan_hash(reg, proj):
             else:
                 dest = "src/m%d" % step
                 os.rename(os.path.join(proj, victim), os.path.join(proj, dest))
-            moved = lambda r: dest + r[len(victim):] if dest else None  # noqa: E731
-            inside = lambda r: r == victim or r.startswith(victim + "/")  # noqa: E731
-            files = [moved(f) if inside(f) else f for f in files if dest or not inside(f)]
-            dirs = [moved(x) if inside(x) else x for x in dirs if dest or not inside(x)]
+            files = _follow_dir_change(files, victim, dest)
+            dirs = _follow_dir_change(dirs, victim, dest)
         elif op == "ignored":
             write(os.path.join(proj, "build", "gen%d" % step, "o"), "o")
         elif op == "gitignore":
@@ -286,15 +296,15 @@ _LIMIT_SCRIPT = textwrap.dedent("""
 def test_inotify_watch_limit_falls_back_to_polling(tmp_path, limit):
     """A real ENOSPC: in a user namespace the per-user watch limit is ours to lower.
     With 0 the root watch itself fails; with 3 watchdog silently skips subdirectories."""
-    if not shutil.which("unshare") or subprocess.run(["unshare", "-rU", "true"],
-                                                     capture_output=True).returncode != 0:
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rU", "true"], capture_output=True,
+                                                     check=False).returncode != 0:
         pytest.skip("user namespaces unavailable")
     root = tmp_path / "tree"
     for i in range(10):
         write(str(root / ("d%d" % i) / "f.py"))
     env = dict(os.environ, PYTHONPATH=REPO)
     out = subprocess.run(["unshare", "-rU", sys.executable, "-c", _LIMIT_SCRIPT, limit, str(root)],
-                         capture_output=True, text=True, timeout=60, env=env)
+                         capture_output=True, text=True, timeout=60, env=env, check=False)
     assert out.returncode == 0, out.stderr
     import json
     res = json.loads(out.stdout.strip().splitlines()[-1])
@@ -405,7 +415,7 @@ foo?.txt
 [abc]z.dat
 \\#hash
 trailing.txt   
-"""  # noqa: W291  (the trailing spaces are the point)
+"""
 
 NESTED = "*.tmp\n!important.tmp\n/local\nsub2/\n"
 

@@ -25,11 +25,28 @@ def _ledger_path(path):
 @ledger.command()
 @click.option("--session", default=None, help="Only this session's events.")
 @click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
-def export(session, ledger_path, fmt):
-    """Print events as JSONL, in global order."""
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Output file (required for parquet).")
+def export(session, ledger_path, fmt, out_path):
+    """Export events, in global order: JSONL on stdout, or a parquet file (--out)."""
+    path = _ledger_path(ledger_path)
+    if fmt == "parquet":
+        if not out_path:
+            raise ReflexError("--format parquet needs --out FILE")
+        try:
+            from reflex.ledger.parquet import export_parquet
+        except ImportError as e:
+            raise ReflexError("parquet export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+        n = export_parquet(path, out_path, session=session)
+        click.echo("wrote %s events to %s" % (n, out_path), err=True)
+        return
     from reflex.ledger.export import export_jsonl
-    export_jsonl(_ledger_path(ledger_path), sys.stdout, session)
+    if out_path:
+        with open(out_path, "w", encoding="utf-8") as f:
+            export_jsonl(path, f, session)
+    else:
+        export_jsonl(path, sys.stdout, session)
 
 
 @ledger.command()

@@ -31,20 +31,22 @@ _SED_CUTS = re.compile(r"(^|[;\s0-9/$,])[dq]\d*\s*($|;)")
 
 
 def own_lossiness(sig) -> str | None:
-    """Why a command's own presentation shows less than it produces, or None."""
+    """Why a command's own presentation shows less than it produces, or None.  A slicer
+    is named before a quiet flag, a quiet flag before a dropped stream."""
+    found: list[tuple[int, str]] = []
     for d in sig.decorations:
         k = d.kind
         if k in _LOSSY_SLICERS:
-            return ("%s %s" % (k, d.value)).strip() if k in ("head", "tail") else k
-        if k == "sed" and ("-n" in d.flags or _SED_CUTS.search(d.value or "")):
-            return "sed"
-        if k in _LOSSY_FLAGS:
-            return k
-        if k == "tb" and d.value in _LOSSY_TB:
-            return "--tb=" + d.value
-        if k == "redirect" and "/dev/null" in (d.value or ""):
-            return "output dropped (%s)" % d.value
-    return None
+            found.append((0, ("%s %s" % (k, d.value)).strip() if k in ("head", "tail") else k))
+        elif k == "sed" and ("-n" in d.flags or _SED_CUTS.search(d.value or "")):
+            found.append((0, "sed"))
+        elif k in _LOSSY_FLAGS:
+            found.append((1, k))
+        elif k == "tb" and d.value in _LOSSY_TB:
+            found.append((1, "--tb=" + d.value))
+        elif k == "redirect" and "/dev/null" in (d.value or ""):
+            found.append((2, "output dropped (%s)" % d.value))
+    return min(found, key=lambda x: x[0])[1] if found else None
 
 
 def view_key(sig) -> tuple:

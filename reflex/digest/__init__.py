@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "build_digest",
+    "test_spans",
     "extract_facts",
     "render",
     "Digest",
@@ -37,6 +38,14 @@ def extract_facts(raw: bytes, *, family: str, exit_code: int | None, command: st
     from reflex.digest.profiles import extract
 
     return extract(raw, family=family, exit_code=exit_code, command=command)
+
+
+def test_spans(facts: "Facts") -> dict[str, tuple[int, int]]:
+    """Failing test id -> byte span of its detail block: what `ctx get r:<h>#<test id>` returns.
+
+    Store this (or the Facts) with the run; the b3 a hint carries is blake3(raw[span])[:8].
+    """
+    return {f.id: f.span for f in facts.failures if f.id and f.span}
 
 
 def build_digest(

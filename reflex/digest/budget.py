@@ -30,9 +30,11 @@ PASSTHROUGH_TOKENS (200): below this, the raw output is shown as is (cleaned
 and redacted) plus one footer line.  A digest's fixed cost is its header
 (≈40–60 tokens) plus ≈35 tokens per failure; under 200 tokens it would save
 at most a few dozen tokens while replacing exact evidence with a hint that
-costs a tool call (≥100 tokens of call overhead) to follow.  Independently of
-the threshold, a digest that would not be smaller than raw + footer is
-replaced by the passthrough.
+costs a tool call (≥100 tokens of call overhead) to follow.  Two refinements:
+a digest that would not be smaller than raw + footer is replaced by the
+passthrough at any size; and a small output whose facts are diagnostics only
+(mypy, tsc, eslint, ruff: each census line is a whole finding) gets whichever
+of digest and passthrough is shorter.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ def _loc(src: "Source", d: Diagnostic, with_file: bool = True) -> str:
     return ":".join(parts)
 
 
-def _by_file(facts: Facts, src: "Source") -> list[Group]:
+def _by_file(facts: Facts, src: "Source", limit: int = 140) -> list[Group]:
     """Format A: a file line, then `  line:col code message` for each of its diagnostics."""
     out: list[Group] = []
     files: dict[str | None, int] = {}
@@ -213,7 +213,7 @@ def _by_file(facts: Facts, src: "Source") -> list[Group]:
             out.append(Group((S_DIAG, fi, -1), [show_path(src, d.file)]))
         sev = "" if d.severity == "error" else f"{d.severity}: "
         code = f" {show(d.code, 60)}" if d.code else ""
-        out.append(Group((S_DIAG, fi, i), [f"  {_loc(src, d, with_file=False) or '?'}{code} {sev}{show(d.message, 140)}"],
+        out.append(Group((S_DIAG, fi, i), [f"  {_loc(src, d, with_file=False) or '?'}{code} {sev}{show(d.message, limit)}"],
                          category="diagnostics", span=d.span))
     return out
 
@@ -244,7 +244,7 @@ def _diagnostics(facts: Facts, src: "Source", level: int) -> list[Group]:
     if level == 0:
         return _by_file(facts, src)
     if level == 1:
-        a, b = _by_file(facts, src), _by_code(facts, src)
+        a, b = _by_file(facts, src, limit=100), _by_code(facts, src)
         # Many findings of few codes (a linter's usual shape) read better, and cost less, by code.
         return b if sum(g.tokens for g in b) < 0.75 * sum(g.tokens for g in a) else a
     if level == 2:

@@ -330,7 +330,10 @@ def _json_failure(out: Output, pkg: str, test: str, rec: dict, fail_line: int) -
             break
     if not f.message:
         body = [s.strip() for s in text.split("\n") if s.strip() and not _RUN.match(s) and not _TEST_LINE.match(s)]
-        f.message = one_line(body[0]) if body else ("subtests failed" if "--- FAIL" in text else "")
+        if body and body[0] == "got:":  # an Example's output mismatch
+            f.message = one_line(" ".join(body), 160)
+        else:
+            f.message = one_line(body[0]) if body else ("subtests failed" if "--- FAIL" in text else "")
     return f
 
 
