@@ -38,4 +38,27 @@ def write_launcher(paths, python=None):
         f.write(text)
     os.chmod(tmp, 0o700)
     os.replace(tmp, path)
+    precompile()
     return path
+
+
+# The modules every hook call imports.  Precompiled because an interpreter
+# started with PYTHONDONTWRITEBYTECODE (set on some machines, including
+# these) never writes .pyc files and would re-compile them from source on
+# every call; existing .pyc files are still read.
+HOT_MODULES = ("entry", "hook", "client", "wire", "paths", "payload", "runner", "pipesplit", "retrieve",
+               "spool", "local_decision", "claude_answers", "project", "safety", "address")
+
+
+def precompile():
+    import glob
+    import py_compile
+    pkg = os.path.join(package_parent(), "reflex")
+    names = [os.path.join(pkg, m + ".py") for m in HOT_MODULES] + \
+        glob.glob(os.path.join(pkg, "safety_*.py")) + [os.path.join(pkg, "__init__.py")]
+    for src in names:
+        if os.path.exists(src):
+            try:
+                py_compile.compile(src, doraise=False, quiet=1)
+            except OSError:
+                pass  # read-only install: the import system still works, only slower

@@ -114,8 +114,9 @@ class StreamCounter:
         self.total = 0
 
     def feed(self, chunk: bytes) -> None:
+        scanned = len(self._pending)
         self._pending += self._decoder.decode(chunk)
-        cut = _last_safe_cut(self._pending)
+        cut = _last_safe_cut(self._pending, max(scanned - 1, 0))
         if cut > 0:
             self.total += count(self._pending[:cut])
             self._pending = self._pending[cut:]
@@ -130,11 +131,14 @@ class StreamCounter:
 def is_safe_cut(text: str, i: int) -> bool:
     r"""Whether counts of text[:i] and text[i:] add up to the count of text.
 
-    True just after a newline followed by a character that is neither whitespace nor "/":
-    o200k's pre-tokenizer pieces only run past a newline as `\s*[\r\n]+` (more whitespace)
-    or as the `[\r\n/]*` tail of a punctuation run (more newlines or slashes).
+    True just after a newline followed by a non-whitespace character, unless that character
+    is "/" and the newline itself follows punctuation: o200k's pre-tokenizer pieces only run
+    past a newline as `\s*[\r\n]+` (more whitespace) or as the `[\r\n/]*` tail of a
+    punctuation run (`.\n/` is one piece; `c\n/` is two).
     """
-    return 0 < i < len(text) and text[i - 1] == "\n" and not text[i].isspace() and text[i] != "/"
+    if not (0 < i < len(text) and text[i - 1] == "\n") or text[i].isspace():
+        return False
+    return text[i] != "/" or (i >= 2 and text[i - 2].isalnum())
 
 
 def safe_cut_after(text: str, near: int) -> int:
@@ -149,10 +153,11 @@ def safe_cut_after(text: str, near: int) -> int:
         pos += 1
 
 
-def _last_safe_cut(text: str) -> int:
+def _last_safe_cut(text: str, lo: int = 0) -> int:
+    """The last safe cut at or after `lo` (text before lo was scanned already), or -1."""
     pos = len(text)
     while True:
-        pos = text.rfind("\n", 0, pos)
+        pos = text.rfind("\n", lo, pos)
         if pos == -1:
             return -1
         if is_safe_cut(text, pos + 1):

@@ -202,7 +202,7 @@ class RootTracker:
             self.overflow = True
 
     def backend_overflow(self):
-        if self.mode == "watching":
+        if self.mode in ("starting", "watching"):
             self.request_rescan("watchdog queue overflow")
 
     def request_rescan(self, reason):
@@ -214,14 +214,21 @@ class RootTracker:
     def _run(self):
         while not self.stop_evt.is_set():
             try:
-                if not self._cycle():
-                    return
-            except Exception as exc:
-                self.log("worktree: worker error on %s (%s: %s); rescanning" % (self.root, type(exc).__name__, exc))
                 try:
+                    if not self._cycle():
+                        return
+                except worktree_tree.TreeTooLarge:
+                    raise
+                except Exception as exc:
+                    self.log("worktree: worker error on %s (%s: %s); rescanning"
+                             % (self.root, type(exc).__name__, exc))
                     self._full_rescan("worker error")
-                except Exception:
-                    self.stop_evt.wait(1.0)
+            except worktree_tree.TreeTooLarge as exc:
+                with self.lock:
+                    self._give_up("too-large", exc)
+                return
+            except Exception:
+                self.stop_evt.wait(1.0)  # the rescan failed too: try again, slowly
 
     def _cycle(self):
         if self.mode == "polling":

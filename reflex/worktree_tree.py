@@ -28,7 +28,7 @@ look like an edit) and the excluded directories (ctx's own home when it lives
 inside the root).  Ignored directories are remembered in `ignored_dirs` so an
 event below one is dropped without a stat.
 
-Not thread-safe: one worker thread owns an index (see reflex.worktree).
+Not thread-safe: one worker thread owns an index (see reflex.worktree_root).
 stdlib-only.
 """
 
@@ -152,6 +152,8 @@ class TreeIndex:
     def _put(self, rel, digest, is_file):
         old = self.entries.get(rel)
         if old is None:
+            if len(self.entries) >= self.max_entries:
+                raise TreeTooLarge("%s has more than %d entries" % (self.root, self.max_entries))
             self.kids[_parent(rel)].add(rel.rpartition("/")[2])
             if is_file:
                 self.files += 1

@@ -30,19 +30,30 @@ class WatchFailed(Exception):
     """The watch could not be established; the message says why, for the log."""
 
 
-def _limit(name):
+def _read(path):
     try:
-        with open("/proc/sys/fs/inotify/" + name) as f:
+        with open(path) as f:
             return f.read().strip()
     except OSError:
-        return "?"
+        return None
+
+
+def _limit(name, ns_name):
+    """The sysctl, plus the user namespace's own limit when that is lower (containers)."""
+    value = _read("/proc/sys/fs/inotify/" + name) or "?"
+    ns_value = _read("/proc/sys/user/" + ns_name)
+    if ns_value and value.isdigit() and ns_value.isdigit() and int(ns_value) < int(value):
+        return "%s, user.%s=%s" % (value, ns_name, ns_value)
+    return value
 
 
 def describe(exc):
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return "inotify watch limit reached (fs.inotify.max_user_watches=%s)" % _limit("max_user_watches")
+        return "inotify watch limit reached (fs.inotify.max_user_watches=%s)" % _limit(
+            "max_user_watches", "max_inotify_watches")
     if isinstance(exc, OSError) and exc.errno == errno.EMFILE:
-        return "inotify instance limit reached (fs.inotify.max_user_instances=%s)" % _limit("max_user_instances")
+        return "inotify instance limit reached (fs.inotify.max_user_instances=%s)" % _limit(
+            "max_user_instances", "max_inotify_instances")
     return "cannot watch (%s: %s)" % (type(exc).__name__, exc)
 
 

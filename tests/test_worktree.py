@@ -377,6 +377,31 @@ def test_a_root_too_large_to_index_reads_as_always_changed(proj, logs):
         reg.close()
 
 
+def test_a_root_that_grows_too_large_gives_up_instead_of_growing(proj, logs):
+    reg = WorktreeRegistry(debounce_s=0.02, log=logs.append, max_entries=20)
+    try:
+        assert reg.state(proj).mode == "watching"
+        for i in range(25):
+            write(os.path.join(proj, "gen", "f%d.py" % i))
+        assert wait_until(lambda: reg.state(proj).mode == "too-large")
+        assert reg.hash_for(proj) != reg.hash_for(proj)
+    finally:
+        reg.close()
+
+
+def test_close_stops_every_thread_it_started(proj, tmp_path, logs):
+    import threading
+    before = set(threading.enumerate())
+    reg = WorktreeRegistry(log=logs.append)
+    other = str(tmp_path / "other")
+    write(os.path.join(other, "a.py"))
+    reg.hash_for(proj)
+    reg.hash_for(other)
+    assert len(set(threading.enumerate()) - before) >= 4  # observers, emitters, workers
+    reg.close()
+    assert wait_until(lambda: not (set(threading.enumerate()) - before), timeout=5)
+
+
 def test_hash_query_is_o1_after_the_initial_scan(reg, proj):
     reg.hash_for(proj)
     samples = []
@@ -415,6 +440,11 @@ foo?.txt
 [abc]z.dat
 \\#hash
 trailing.txt   
+log[0-9].txt
+nest/**/deep/
+*.bak
+!/root.bak
+spaced\\ name 
 """
 
 NESTED = "*.tmp\n!important.tmp\n/local\nsub2/\n"
@@ -425,7 +455,8 @@ FILES = [
     "tmp_1", "deep/er/tmp_2", "vendor/lib.js", "vendor/keep/k.js", "vendorx/lib.js", "foo1.txt",
     "foo12.txt", "az.dat", "dz.dat", "#hash", "trailing.txt", "sub/a.tmp", "sub/important.tmp",
     "sub/local", "sub/deeper/local", "sub/sub2/x", "sub/deeper/sub2/y", "secret_dir/s.txt",
-    "other/secret_dir/s.txt", "sub/x.tmp.py",
+    "other/secret_dir/s.txt", "sub/x.tmp.py", "log1.txt", "logx.txt", "sub/log2.txt", "nest/deep/a",
+    "nest/x/deep/b", "nest/deepfile", "root.bak", "sub/root.bak", "spaced name", "spaced name2",
 ]
 
 

@@ -129,6 +129,6 @@ def detect(state, obs: Obs, policy) -> list[Firing]:
         if st.post_densify >= policy.starvation.breaker_after and not st.broken:
             st.broken = True
             out.append(Firing(NAME, ev.tool_use_id, issue.core_hash,
-                              "circuit breaker: starved after a %s digest" % prior.density,
+                              "circuit breaker: starved after the %s digest" % prior.density,
                               dict(signal, breaker=True, post_densify=st.post_densify), ev.seq, issue.core))
     return out

@@ -7,6 +7,9 @@ Layout of every digest:
     [ctx] <n> more <things> not listed: ctx get r:<h>:L<a>-<b> b3=<hex>   (only when the census did not fit)
     <detail for the density: hints, key lines, inlined evidence, raw head/tail>
 
+Small outputs (budget.PASSTHROUGH_TOKENS) are shown whole, cleaned, with the same header
+as their last line instead of their first.
+
 Census before detail: the census is packed first and only what is left of
 the budget goes to detail.  When even the census does not fit, the digest
 says how many entries of each kind were left out and where to get them
@@ -224,7 +227,8 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
         truncated = bool(omitted) or any(g.truncates for g in chosen)
         body = "\n".join(line for g in chosen for line in g.lines)
         text, n = layout.with_header(
-            lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, truncated),
+            lambda delivered, truncated=truncated: layout.header(facts, mode, reason, raw_tokens, delivered,
+                                                                  src.handle, truncated),
             body,
         )
         if n <= budget:

@@ -5,7 +5,7 @@ facts) and report spans in raw bytes via `span(i, j)`, so every span starts at
 a line start and ends after a newline: a UTF-8 boundary and an L-range address.
 Invalid UTF-8 decodes to U+FFFD without shifting lines (b"\\n" is never part
 of a multi-byte sequence).  A 5 MB output is decoded once per digest: the last
-few Output objects are cached by content.
+two Output objects are cached by content (extract and render share one).
 """
 
 from __future__ import annotations
@@ -68,6 +68,6 @@ class Output:
         return max(bisect_right(self.starts, offset) - 1, 0)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def _cached(raw: bytes) -> Output:
     return Output(raw)

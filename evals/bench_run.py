@@ -1,0 +1,100 @@
+"""`ctx run` wall-time overhead over the bare command, for small outputs.
+
+Interleaved in one run: the bare command (`bash -c CMD`), `ctx run -- CMD`
+through the fast launcher (what rewrites use), and the baselines
+`python3 -c pass` / the interpreter's own `-c pass`.  The overhead is
+median(ctx run) - median(bare); the issue's target compares it with python
+startup.  Also reports the daemon-side digest cost for a 100 KB and a 5 MB
+output (tokenizer warm, as in the daemon).
+
+Usage: python evals/bench_run.py [--runs N]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from evals import _common  # noqa: E402
+
+SMALL = "printf 'collected 3 items\\n\\n... [100%%]\\n3 passed in 0.01s\\n'"
+
+
+def t(argv, env, cwd=None):
+    s = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+    return time.perf_counter() - s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    paths = _common.setup_env()
+    from reflex import launcher
+    fast = launcher.write_launcher(paths)
+    proc = _common.start_daemon(paths)
+    env = dict(os.environ)
+    arms = {
+        "bare bash -c": ["/bin/bash", "-c", SMALL],
+        "ctx run (fast launcher)": [fast, "run", "--", SMALL],
+        "python3 -c pass": ["python3", "-c", "pass"],
+        "interp -c pass": [sys.executable, "-c", "pass"],
+        "interp -S -c pass": [sys.executable, "-S", "-c", "pass"],
+    }
+    times = {k: [] for k in arms}
+    try:
+        for argv in arms.values():
+            t(argv, env)
+        for _ in range(args.runs):
+            for k, argv in arms.items():
+                times[k].append(t(argv, env))
+    finally:
+        _common.stop_daemon(paths, proc)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    overhead = med["ctx run (fast launcher)"] - med["bare bash -c"]
+    res = {"machine": _common.machine(), "runs": args.runs,
+           "median_ms": {k: round(v * 1000, 3) for k, v in med.items()},
+           "overhead_ms": round(overhead * 1000, 3),
+           "overhead_vs_python3_c_pass": round(overhead / med["python3 -c pass"], 3),
+           "overhead_vs_interp_c_pass": round(overhead / med["interp -c pass"], 3),
+           "overhead_vs_interp_S_c_pass": round(overhead / med["interp -S -c pass"], 3)}
+    res["digest_latency"] = digest_latency()
+    for k, v in res["median_ms"].items():
+        print("%-26s %8.2f ms" % (k, v))
+    print("ctx run overhead: %.2f ms = %.2fx python3 -c pass, %.2fx interp -c pass, %.2fx interp -S" % (
+        res["overhead_ms"], res["overhead_vs_python3_c_pass"], res["overhead_vs_interp_c_pass"],
+        res["overhead_vs_interp_S_c_pass"]))
+    for k, v in res["digest_latency"].items():
+        print("digest %-10s median %.1f ms (n=%d)" % (k, v["median_ms"], v["n"]))
+    print("wrote", _common.write_json("bench_run.json", res))
+
+
+def digest_latency():
+    """Median digest time in-process with a warm tokenizer, on real pytest-shaped output."""
+    from reflex import tokens
+    from reflex.digest import build_digest
+    tokens.count("warm")
+    corpus = os.path.join(_common.REPO, "evals", "corpus", "pytest", "tb_long", "output.txt")
+    with open(corpus, "rb") as f:
+        base = f.read()
+    out = {}
+    for label, size in (("100KB", 100 * 1024), ("5MB", 5 * 1024 * 1024)):
+        raw = (base * (size // len(base) + 1))[:size]
+        raw = raw[:raw.rfind(b"\n") + 1]
+        xs = []
+        for _ in range(5 if size > 1e6 else 20):
+            s = time.perf_counter()
+            build_digest(raw, family="pytest", exit_code=1, command="pytest", handle="r:0123456789ab")
+            xs.append(time.perf_counter() - s)
+        out[label] = {"n": len(xs), "median_ms": round(statistics.median(xs) * 1000, 2),
+                      "max_ms": round(max(xs) * 1000, 2)}
+    return out
+
+
+if __name__ == "__main__":
+    main()
