@@ -289,7 +289,7 @@ def _result(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
     issue.done, issue.ran, issue.exit_code, issue.done_seq = True, True, ev.exit_code, ev.seq
     issue.lossy = "output truncated by the harness" if ev.truncated else issue.own_lossy
     tr.views[issue.core_hash] = issue
-    return _run_detectors(state, Obs(ev, view=issue), policy)
+    return []                           # a result opens a view; no detector judges a result alone
 
 
 def _run(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
@@ -304,7 +304,8 @@ def _run(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
                       tuple(sig.wrapper_route))
         tr.sigs.setdefault(core_hash, sig)
     issue.done, issue.ran, issue.instrumented, issue.done_seq = True, True, True, ev.seq
-    issue.density, issue.handle, issue.exit_code, issue.failed_count = ev.density, ev.handle, ev.exit_code, ev.failed_count
+    issue.density, issue.handle = ev.density, ev.handle
+    issue.exit_code, issue.failed_count = ev.exit_code, ev.failed_count
     issue.lossy = _digest_lossy(ev, issue.own_lossy)
     if ev.worktree_hash:
         issue.wt = ev.worktree_hash

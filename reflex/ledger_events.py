@@ -18,6 +18,9 @@ Events themselves (Event.to_json per line) is accepted too.  Rows map as follows
     malformed                                     -> nothing
 
 Rows keep their ledger order (global insertion order) within each session.
+
+    from reflex.ledger_events import rebuild
+    sr = rebuild(ledger_path, session_id, policy)    # the daemon after a restart
 """
 
 from __future__ import annotations
@@ -83,7 +86,8 @@ def events_from_row(row: dict) -> list[Event]:
             if not isinstance(row.get("command"), str):
                 return []
             return [Event("command", tool_name=tool, command=row["command"], decision=decision,
-                          decision_detail=row.get("decision_detail"), background=bool(tool_input.get("run_in_background")),
+                          decision_detail=row.get("decision_detail"),
+                          background=bool(tool_input.get("run_in_background")),
                           worktree_hash=data.get("worktree_hash"), **base)]
         if decision == "deny":
             return []
@@ -139,6 +143,19 @@ def _jsonl_rows(path):
                 continue
             if isinstance(obj, dict):
                 yield obj
+
+
+def session_events(ledger_path, session_id: str) -> list[Event]:
+    """One session's events from a ledger database (opened read-only), in ledger order."""
+    from reflex.ledger.export import iter_events
+    return [e for row in iter_events(os.fspath(ledger_path), session_id) for e in events_from_row(row)]
+
+
+def rebuild(ledger_path, session_id: str, policy=None, *, reflexes: bool | None = None):
+    """The SessionReflex a daemon had for `session_id`, re-folded from its ledger: what it
+    keeps in memory after a restart (same prefix, same state)."""
+    from reflex.fold import SessionReflex
+    return SessionReflex(policy, session_id, reflexes=reflexes).extend(session_events(ledger_path, session_id))
 
 
 def read_events(path) -> dict[str, list[Event]]:

@@ -37,8 +37,8 @@ def detect_format(path) -> str:
     first = head.split(b"\n", 1)[0]
     if b'"uid"' in first or b'"hook_event"' in first:
         return "events"
-    if re.search(rb'"kind"\s*:\s*"(command|result|run|retrieval|edit|read|prompt|session_start|session_end|compaction)"',
-                 first) and b'"sessionId"' not in first:
+    kinds = rb"command|result|run|retrieval|edit|read|prompt|session_start|session_end|compaction"
+    if re.search(rb'"kind"\s*:\s*"(' + kinds + rb')"', first) and b'"sessionId"' not in first:
         return "events"
     return "claude"
 
@@ -82,7 +82,7 @@ def decide(sr: SessionReflex, ev: Event, spolicy: safety.SafetyPolicy) -> tuple[
     return d.action, d.command
 
 
-def replay_session(events: list[Event], policy: Policy, *, reflexes: bool = True) -> dict:
+def replay_session(events: list[Event], policy: Policy, *, reflexes: bool | None = None) -> dict:
     sid = events[0].session_id if events else ""
     sr = SessionReflex(policy, sid, reflexes=reflexes)
     spolicy = _safety_policy(events)
@@ -102,9 +102,10 @@ def replay_session(events: list[Event], policy: Policy, *, reflexes: bool = True
             "state": sr.state}
 
 
-def replay(sessions: dict[str, list[Event]], policy: Policy | None = None, *, reflexes: bool = True) -> dict:
+def replay(sessions: dict[str, list[Event]], policy: Policy | None = None, *, reflexes: bool | None = None) -> dict:
     """The replay report over every session: {"commands", "decisions", "firings"} (the --json
-    shape), plus "sessions" with the per-session detail for a readable listing."""
+    shape), plus "sessions" with the per-session detail for a readable listing.  `reflexes`
+    None follows the policy and CTX_REFLEXES, like the daemon."""
     policy = policy if policy is not None else default_policy()
     out = {"commands": 0, "decisions": [], "firings": [], "sessions": []}
     for sid in sorted(sessions):

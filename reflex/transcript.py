@@ -40,9 +40,10 @@ SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 SEARCH_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
 
 _EXIT = re.compile(r"^\s*Exit code (-?\d+)")
+# Results of calls that never ran: rejected or interrupted by the user, refused by the harness,
+# or denied by a hook (ctx's own safety denials start with "ctx safety: blocked").
 _NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed", "[Request interrupted by user",
-              "User rejected", "Permission to use Bash has been denied", "was blocked by a hook",
-              "hook error", "denied this tool")
+              "User rejected", "Permission to use Bash has been denied", "ctx safety: blocked")
 _TRUNCATED = re.compile(r"<persisted-output>|Output too large|\[\d+ (?:lines|characters) truncated\]"
                         r"|\.\.\. \[\d+ lines? truncated\] \.\.\.")
 _HEADER = re.compile(r"^\[ctx\] (?P<label>[^|]+?) \| (?P<density>[a-z-]+)(?: \((?P<reason>[^)]*)\))?"
@@ -78,22 +79,32 @@ def _text_of(content) -> str:
     return ""
 
 
+def _census_id(rest: str) -> str:
+    """The first test id of a census line `FAIL file::test[p1] [p2] (line N) message`."""
+    cut = rest.find(" (line ")
+    ident = rest[:cut] if cut > 0 else rest.split(" ", 1)[0]
+    return re.sub(r"\] \[.*$", "]", ident)
+
+
 def parse_digest(text: str) -> dict | None:
     """The run a ctx digest printed (its header line and hints), or None."""
     if "[ctx] " not in text:
         return None
     header = None
     hints: list[str] = []
+    failed: list[str] = []
     for line in text.splitlines():
         if header is None and line.startswith("[ctx] "):
             header = _HEADER.match(line)
+        elif line.startswith("FAIL "):
+            failed.append(_census_id(line[5:]))
         if "ctx get " in line:
             h = parse_hint(line)
             if h is not None:
                 hints.append(str(h.address))
     if header is None:
         return None
-    tests = tuple(a.split("#", 1)[1] for a in hints if "#" in a)
+    tests = tuple(dict.fromkeys([t for t in failed if t] + [a.split("#", 1)[1] for a in hints if "#" in a]))
     exit_text = header["exit"]
     return {"handle": header["handle"], "density": header["density"], "reason": header["reason"],
             "exit_code": int(exit_text) if exit_text != "unknown" else None, "hints": tuple(hints),
@@ -238,7 +249,8 @@ def events_from_lines(lines, session_id: str | None = None) -> list[Event]:
         if sid is None and isinstance(r.get("sessionId"), str):
             sid = r["sessionId"]
         msg = r.get("message")
-        if model is None and r.get("type") == "assistant" and isinstance(msg, dict) and isinstance(msg.get("model"), str):
+        if (model is None and r.get("type") == "assistant" and isinstance(msg, dict)
+                and isinstance(msg.get("model"), str)):
             model = msg["model"]
     b = _Builder(sid or "")
     b.emit("session_start", model=model)
@@ -283,7 +295,8 @@ def events_from_lines(lines, session_id: str | None = None) -> list[Event]:
                 continue
             if item.get("type") == "tool_result":
                 b.tool_result(item, r)
-            elif item.get("type") == "text" and not prompted and not r.get("isMeta") and _is_prompt_text(item.get("text") or ""):
+            elif (item.get("type") == "text" and not prompted and not r.get("isMeta")
+                    and _is_prompt_text(item.get("text") or "")):
                 b.emit("prompt")
                 prompted = True
     b.emit("session_end")

@@ -401,7 +401,8 @@ def test_ctx_reflexes_environment_switch():
     sr = SessionReflex(Policy(), "s", environ={"CTX_REFLEXES": "off"})
     assert sr.state.enabled is False
     assert SessionReflex(Policy(), "s", environ={}).state.enabled is True
-    assert SessionReflex(Policy.model_validate({"reflexes": {"enabled": False}}), "s", environ={}).state.enabled is False
+    off = Policy.model_validate({"reflexes": {"enabled": False}})
+    assert SessionReflex(off, "s", environ={}).state.enabled is False
 
 
 # -- landings ----------------------------------------------------------------------------------

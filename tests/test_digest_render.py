@@ -112,10 +112,11 @@ def test_small_output_passes_through_with_one_footer_line():
 
 
 def test_requested_view_keeps_census_and_handle_ahead_of_the_slice():
-    from reflex.digest.slicer import apply
+    import subprocess
 
     raw = pytest_output(60)
-    view = apply(raw, "tail -5")
+    # ctx run feeds the raw output to the agent's own slicer; do the same here.
+    view = subprocess.run(["tail", "-5"], input=raw, capture_output=True).stdout.decode()
     dg = digest(raw, requested_view=view)
     lines = dg.text.split("\n")
     assert lines[0].startswith("[ctx] pytest") and dg.handle in lines[0]

@@ -173,11 +173,11 @@ def test_every_section_of_the_epoch_file_is_documented():
     # each table carries a comment, in it or in the block right above its header
     chunks = re.split(r"(?m)^(?=\[)", text)
     documented = set()
-    for prev, chunk in zip(chunks, chunks[1:]):
+    for prev, chunk in zip(chunks, chunks[1:], strict=False):
         header = chunk.splitlines()[0]
         group = header.strip("[]").split(".")[0]        # [families.x] are documented as a group
         above = prev.rstrip().splitlines()[-3:]
-        if "#" in chunk or any(l.lstrip().startswith("#") for l in above):
+        if "#" in chunk or any(a.lstrip().startswith("#") for a in above):
             documented.add(group)
         assert group in documented, header
     # every scalar key of a detector section has its own comment (above or trailing)

@@ -155,3 +155,20 @@ def test_retention_evicts_lru_and_never_touches_the_ledger(tmp_path):
     assert sorted(removed) == sorted(ids[:2])
     removed = store.evict(max_bytes=1)
     assert len(removed) == 3 and not any(store.exists(b) for b in ids)
+
+
+def test_stale_after_the_worktree_changes(paths, running_daemon, project):
+    ctx("run", "--", "python -m pytest -q -p no:cacheprovider", cwd=project)  # first sight: scan starts
+    for _ in range(50):
+        out = ctx("run", "--", "python -m pytest -q -p no:cacheprovider", cwd=project).stdout.decode()
+        row = ledger_rows(paths, "SELECT worktree_hash FROM runs ORDER BY id DESC LIMIT 1")[0]
+        if row["worktree_hash"]:
+            break
+        time.sleep(0.1)
+    assert row["worktree_hash"].startswith("wt:")
+    h = handle_of(out)
+    assert "know" in json.loads(ctx("get", h, "--json").stdout)
+    (project / "test_numbers.py").write_text(FAILING + "\n# edited\n")
+    time.sleep(0.5)
+    ans = json.loads(ctx("get", h, "--json").stdout)
+    assert ans["miss"]["reason"] == "stale" and "pytest" in ans["miss"]["refresh"]

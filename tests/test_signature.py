@@ -323,15 +323,17 @@ def test_never_raises_on_odd_input(value):
     " && ".join("pytest tests/t%d.py" % i for i in range(300)),
 ])
 def test_pathological_input_is_capped(text):
+    # The target is 50 ms (evals/bench_signature.py, idle machine); twice that here so a
+    # busy 2-core runner does not flake, while a quadratic blow-up (seconds) still fails.
     best = min(_timed(text) for _ in range(3))
-    assert best < 0.05
+    assert best < 0.1
 
 
 def test_random_megabyte_is_capped():
     import random
     rng = random.Random(0)
     blob = bytes(rng.getrandbits(8) for _ in range(1 << 20))
-    assert min(_timed(blob) for _ in range(3)) < 0.05
+    assert min(_timed(blob) for _ in range(3)) < 0.1
 
 
 def _timed(x):
@@ -362,3 +364,18 @@ def test_fallback_readings():
     assert sig.parser == "raw" and sig.core == "pytest 'unclosed"
     sig = signature("pytest -q ) tests")
     assert sig.parser == "shlex" and sig.family == "pytest"
+
+
+def test_non_ascii_that_crashes_tree_sitter_bash_is_survived():
+    # tree-sitter-bash 0.25 segfaults on `{` + some code points (U+FBF4D, U+F0000, U+A0000,
+    # U+10FFF0); syntax.py hands the parser an ASCII-only copy.  Run in a subprocess so a
+    # regression fails this test instead of killing the test run.
+    code = ("from reflex.signature import signature, syntax\n"
+            "cases = ['{' + chr(c) + ' ' for c in (0xFBF4D, 0xF0000, 0xA0000, 0x10FFF0)]\n"
+            "for _ in range(3000):\n"
+            "    for c in cases:\n"
+            "        syntax._parse_tree(c.encode())\n"
+            "print(signature(cases[0] + '| tail -3').core)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == "'{\U000fbf4d'"

@@ -121,7 +121,8 @@ def test_malformed_lines_are_skipped_but_salvaged_conservatively():
 
 
 def test_control_characters_inside_strings_are_tolerated():
-    raw = '{"type":"assistant","sessionId":"s1","message":{"model":"m","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo \x01hi"}}]}}'
+    raw = ('{"type":"assistant","sessionId":"s1","message":{"model":"m","content":[{"type":"tool_use","id":"t1",'
+           '"name":"Bash","input":{"command":"echo \x01hi"}}]}}')
     ev = events_from_lines([raw])
     assert [e.command for e in ev if e.kind == "command"] == ["echo \x01hi"]
 
@@ -135,7 +136,8 @@ def test_sidechain_records_are_not_the_sessions_calls():
 def test_ctx_digest_in_a_result_is_a_run_and_ctx_get_a_retrieval():
     digest = ("[ctx] pytest 8.3 | dense (densified: re-run detected) | exit 1 | 2 failed, 3 passed | "
               "2900→410 tokens | r:0123456789ab | truncated\n"
-              "FAILED tests/test_calc.py::test_mean\n"
+              "FAIL tests/test_calc.py::test_mean (line 12) AssertionError: assert 1 == 2\n"
+              "FAIL tests/test_calc.py::test_p[a b] [c] (line 20) ValueError\n"
               "  ctx get 'r:0123456789ab#tests/test_calc.py::test_mean' b3=1a2b3c4d\n"
               "  ctx get r:0123456789ab:L10-40 b3=9c0ffee1\n")
     ev = events_from_lines(lines(
@@ -148,7 +150,8 @@ def test_ctx_digest_in_a_result_is_a_run_and_ctx_get_a_retrieval():
     assert (run.handle, run.density, run.reason, run.truncated) == ("r:0123456789ab", "dense",
                                                                      "densified: re-run detected", True)
     assert run.hints == ("r:0123456789ab#tests/test_calc.py::test_mean", "r:0123456789ab:L10-40")
-    assert run.failed_ids == ("tests/test_calc.py::test_mean",) and run.exit_code == 1
+    assert run.failed_ids == ("tests/test_calc.py::test_mean", "tests/test_calc.py::test_p[a b]")
+    assert run.exit_code == 1
     ret = next(e for e in ev if e.kind == "retrieval")
     assert (ret.address, ret.handle, ret.result) == ("r:0123456789ab:L10-40", "r:0123456789ab", "know")
     assert parse_digest("plain output") is None

@@ -84,6 +84,7 @@ class ClaudeHandler:
             ev.update(decision="deny", decision_detail=denial.rule)
             fields["safety"] = denial.to_dict()
             return claude_answers.deny(denial.reason)
+        fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd)
         if hook.tool_name != "Bash" or hook.command is None:
             ev["decision"] = "pass"
             return None
@@ -127,6 +128,7 @@ class ClaudeHandler:
 
     def _on_SessionStart(self, hook, ev, fields, hdr):
         ev["decision"] = "none"
+        self.ctx.worktree_hash(hook.cwd)  # start watching the project now, not at the first run
         fields.update(model=hook.model, source=hook.source, transcript_path=hook.transcript_path)
         return None
 

@@ -26,12 +26,21 @@ class DaemonContext:
         self._reader_local = threading.local()
         self._rules_cache = {}
         self._sig = None
+        self._wt = None
+        self._wt_pool = None
+        self._wt_ready = set()
+        self._wt_starting = set()
 
     def start(self):
         self.writer.start()
         return self
 
     def close(self):
+        """Shutdown order: stop the watchers, then flush and close the ledger."""
+        if self._wt_pool is not None:
+            self._wt_pool.shutdown(wait=True)
+        if self._wt is not None:
+            self._wt.close()
         self.writer.close()
 
     # -- reads ---------------------------------------------------------
@@ -93,7 +102,45 @@ class DaemonContext:
         return "normal", None
 
     def worktree_hash(self, cwd):
-        return None
+        """The project's worktree hash, or None while it is not (yet) reliably known.
+
+        The first sight of a project root starts its scan in the background
+        and answers None: a hook must never wait for a scan.  A root that is
+        only polled (watch limit hit) answers None too, since its hash can lag.
+        """
+        if not cwd:
+            return None
+        from .. import project
+        root = project.project_root(cwd)
+        if root in ("/", self.home_dir) or not root:
+            return None
+        if root not in self._wt_ready:
+            if root not in self._wt_starting:
+                self._wt_starting.add(root)
+                self._wt_executor().submit(self._wt_start, root)
+            return None
+        reg = self._worktrees()
+        st = reg.state(root)
+        return st.hash if st.mode == "watching" else None
+
+    def _worktrees(self):
+        if self._wt is None:
+            from ..worktree import WorktreeRegistry
+            self._wt = WorktreeRegistry(log=self.log)
+        return self._wt
+
+    def _wt_executor(self):
+        if self._wt_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._wt_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxd-worktree")
+        return self._wt_pool
+
+    def _wt_start(self, root):
+        try:
+            self._worktrees().hash_for(root)
+            self._wt_ready.add(root)
+        except Exception as e:
+            self.log("worktree scan of %s failed: %r" % (root, e))
 
     def observe_run(self, ev):
         pass

@@ -36,7 +36,8 @@ class DenyWatch:
     left: int
 
     def to_json(self) -> dict:
-        return {"raw": self.raw, "core_hash": self.core_hash, "rule": self.rule, "seq": self.seq, "epoch": self.epoch, "left": self.left}
+        return {"raw": self.raw, "core_hash": self.core_hash, "rule": self.rule, "seq": self.seq,
+                "epoch": self.epoch, "left": self.left}
 
 
 def _names_test(sig, tests: tuple[str, ...]) -> str | None:
@@ -133,6 +134,7 @@ def detect(state, obs: Obs, policy) -> list[Firing]:
         if d.left > 0:
             kept.append(d)
     if ev.decision == "deny":
-        kept.append(DenyWatch(issue.raw, issue.core_hash, issue.core, ev.decision_detail, ev.seq, issue.epoch, policy.landings.remediation_window))
+        kept.append(DenyWatch(issue.raw, issue.core_hash, issue.core, ev.decision_detail, ev.seq, issue.epoch,
+                              policy.landings.remediation_window))
     mine["denies"] = kept
     return out

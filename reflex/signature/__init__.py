@@ -4,9 +4,17 @@
     sig = signature("cd a && pytest -q 2>&1 | tail -5")
     sig.family, sig.core, sig.cwd          # "pytest", "pytest", "a"
 
-`signature` is pure and never raises, on any input; see chain.py for how a
-command line becomes one Signature, runners.py for what each tool counts as
-presentation (and why `pytest -x` is not), narrow.py for `is_narrower`.
+`signature` is pure and never raises, on any input, and caps its work
+(pathological input falls back to shlex, then to the raw string).  Map:
+
+    syntax.py    text -> flat stream of simple commands and operators (tree-sitter-bash)
+    wrappers.py  uv run / npx / timeout / env / python -m / bash -c … peeled off
+    runners.py   pytest, go, cargo, jest, vitest, npm…, tsc, ruff, mypy, eslint, make, mix,
+                 gradle, maven: display flags vs scope (and why `pytest -x` is scope)
+    files.py     file reads with line ranges, searches, writers, output slicers
+    gitcmd.py    git
+    command.py   one simple command -> View;  chain.py  the whole line -> Signature
+    narrow.py    is_narrower
 tree-sitter is imported on the first call, not on import.
 """
 

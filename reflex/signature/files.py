@@ -213,6 +213,11 @@ GREP = Spec(
 )
 
 
+# grep's -r, -E … take no value (in rg, -r is --replace, -E the encoding)
+GNU_GREP = Spec(display=GREP.display, display_valued=GREP.display_valued,
+                valued=GREP.valued - {"-r", "-E", "-j", "-M", "-g", "-t", "-T"}, bundle=GREP.bundle, positional=None)
+
+
 def search(v: View, name: str, args: list[Word]) -> None:
     v.family = "search"
     if name in ("find", "fd", "fdfind"):
@@ -229,20 +234,14 @@ def search(v: View, name: str, args: list[Word]) -> None:
         v.scope.extend(ScopeItem("path", p) for p in paths)
         v.unscoped = [name] + [a.text for a in args if a.value not in paths]
         return
-    spec = GREP
-    if name in ("grep", "egrep", "fgrep"):
-        # grep's -r takes no value (rg's -r is --replace)
-        spec = Spec(display=GREP.display, display_valued=GREP.display_valued,
-                    valued=GREP.valued - {"-r", "-E", "-j", "-M", "-g", "-t", "-T"}, bundle=GREP.bundle,
-                    positional=None)
-    p = walk(args, spec)
+    p = walk(args, GNU_GREP if name in ("grep", "egrep", "fgrep") else GREP)
     pos = p.positionals + (p.rest or [])
     explicit = any(a.value in ("-e", "--regexp", "-f", "--file") or a.value.startswith("--regexp=")
                    for a in args)
     files_mode = name == "rg" and any(a.value == "--files" for a in args)
     targets = pos if (explicit or files_mode) else pos[1:]
     target_texts = {t.text for t in targets}
-    v.words = [name] + p.kept + ([("--")] + [a.text for a in p.rest] if p.rest is not None else [])
+    v.words = [name] + p.kept + (["--"] + [a.text for a in p.rest] if p.rest is not None else [])
     v.unscoped = [t for t in v.words if t not in target_texts]
     v.decorations.extend(p.decorations)
     v.scope.extend(ScopeItem("path", t.value) for t in targets)

@@ -1,0 +1,237 @@
+"""`ctx replay`: real transcripts against hand labels, synthetic transcripts, ledgers, the CLI."""
+
+import glob
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from reflex.commands.replay_cmd import replay_cmd
+from reflex.events import ctx_inner, ctx_retrieval
+from reflex.ledger.writer import LedgerWriter
+from reflex.fold import SessionReflex
+from reflex.ledger_events import read_events, rebuild, session_events
+from reflex.policy import default_policy
+from reflex.replay import detect_format, load, replay
+from reflex.signature import signature
+
+CORPUS_DIR = "/work/shared/corpus/transcripts"
+CORPUS = sorted(glob.glob(os.path.join(CORPUS_DIR, "*.jsonl")))
+LABELS = os.path.join(os.path.dirname(__file__), "data", "transcript_labels.json")
+needs_corpus = pytest.mark.skipif(not CORPUS, reason="shared corpus not available")
+
+
+def _labels():
+    with open(LABELS) as f:
+        return json.load(f)["labels"]
+
+
+def _reruns(events):
+    """tool_use_ids of every command whose core signature was issued before in the session."""
+    seen, out = set(), []
+    for e in events:
+        if e.kind != "command" or ctx_retrieval(e.command):
+            continue
+        sig = signature(ctx_inner(e.command) or e.command, e.cwd)
+        if not sig.core:
+            continue
+        if sig.core_hash in seen:
+            out.append(e.tool_use_id)
+        seen.add(sig.core_hash)
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus_replays():
+    return {os.path.basename(p): replay(load(p)) for p in CORPUS}
+
+
+@needs_corpus
+def test_every_rerun_in_the_corpus_is_labelled():
+    labels = {(lab["transcript"], lab["tool_use_id"]) for lab in _labels()}
+    found = set()
+    for p in CORPUS:
+        for events in load(p).values():
+            found |= {(os.path.basename(p), t) for t in _reruns(events)}
+    assert found == labels
+    assert {lab["label"] for lab in _labels()} <= {"starvation", "progress", "paging", "polling", "other"}
+    assert all(lab["why"] for lab in _labels())
+
+
+@needs_corpus
+def test_starvation_firings_against_labels(corpus_replays):
+    fired = {(name, f["tool_use_id"]) for name, rep in corpus_replays.items()
+             for f in rep["firings"] if f["detector"] == "starvation"}
+    labels = _labels()
+    positive = {(lab["transcript"], lab["tool_use_id"]) for lab in labels if lab["label"] == "starvation"}
+    after_change = {(lab["transcript"], lab["tool_use_id"]) for lab in labels if lab["label"] == "progress"}
+    tp, fp, fn = len(fired & positive), len(fired - positive), len(positive - fired)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    print("starvation vs labels: tp=%d fp=%d fn=%d precision=%.2f recall=%.2f" % (tp, fp, fn, precision, recall))
+    assert not fired & after_change, "false starvation on a re-run after a change"
+    assert fired <= {(lab["transcript"], lab["tool_use_id"]) for lab in labels}, "fired on a first occurrence"
+    assert precision == 1.0 and recall == 1.0
+
+
+@needs_corpus
+def test_corpus_replay_shape_and_counts(corpus_replays):
+    for name, rep in corpus_replays.items():
+        events = load(os.path.join(CORPUS_DIR, name))
+        commands = sum(1 for evs in events.values() for e in evs if e.kind == "command")
+        assert rep["commands"] == commands == len(rep["decisions"])
+        assert all(set(d) == {"tool_use_id", "command", "decision"} for d in rep["decisions"])
+        assert all(d["decision"] in ("pass", "rewrite", "deny") for d in rep["decisions"])
+        assert all(set(f) == {"detector", "tool_use_id", "core", "reason"} for f in rep["firings"])
+        assert rep["sessions"][0]["state"].errors == 0
+
+
+# -- synthetic transcripts ---------------------------------------------------------------------
+
+def _transcript(tmp_path, steps, name="t.jsonl"):
+    """steps: ("bash", command, output) | ("edit", path) | ("prompt", text) -> a transcript file."""
+    rows, n = [], 0
+    for step in steps:
+        n += 1
+        tid = "toolu_%03d" % n
+        if step[0] == "bash":
+            rows.append({"type": "assistant", "sessionId": "syn", "cwd": "/proj",
+                         "message": {"model": "claude-sonnet-4-5", "content": [
+                             {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": step[1]}}]}})
+            rows.append({"type": "user", "sessionId": "syn", "cwd": "/proj", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": tid, "content": step[2], "is_error": False}]}})
+        elif step[0] == "edit":
+            rows.append({"type": "assistant", "sessionId": "syn", "cwd": "/proj", "message": {"content": [
+                {"type": "tool_use", "id": tid, "name": "Edit", "input": {"file_path": step[1]}}]}})
+        elif step[0] == "prompt":
+            rows.append({"type": "user", "sessionId": "syn", "cwd": "/proj", "message": {"content": step[1]}})
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return str(path)
+
+
+def _starved(path):
+    return [f["tool_use_id"] for f in replay(load(path))["firings"] if f["detector"] == "starvation"]
+
+
+def test_mix_test_loop_without_a_profile_is_starvation(tmp_path):
+    path = _transcript(tmp_path, [
+        ("bash", "mix test 2>&1 | tail -5", "Finished in 0.1s\n12 tests, 2 failures"),
+        ("bash", "mix test 2>&1 | tail -20", "..."),
+        ("bash", 'mix test 2>&1 | grep -E "(tests|failures)"', "12 tests, 2 failures"),
+    ])
+    assert _starved(path) == ["toolu_002"]
+
+
+def test_mix_test_loop_with_an_edit_in_between_is_progress(tmp_path):
+    path = _transcript(tmp_path, [
+        ("bash", "mix test 2>&1 | tail -5", "12 tests, 2 failures"),
+        ("edit", "/proj/lib/cart.ex"),
+        ("bash", "mix test 2>&1 | tail -20", "12 tests, 1 failure"),
+        ("bash", "sed -i 's/a/b/' lib/cart.ex", ""),
+        ("bash", 'mix test 2>&1 | grep -E "(tests|failures)"', "12 tests, 0 failures"),
+    ])
+    assert _starved(path) == []
+
+
+def test_paging_and_user_turns_are_not_starvation(tmp_path):
+    path = _transcript(tmp_path, [
+        ("bash", "sed -n 1,80p lib/cart.ex", "..."),
+        ("bash", "sed -n 80,160p lib/cart.ex", "..."),
+        ("bash", "make check 2>&1 | tail -3", "ok"),
+        ("prompt", "I restarted the database, try again"),
+        ("bash", "make check 2>&1 | tail -30", "ok"),
+    ])
+    assert _starved(path) == []
+
+
+def test_replay_shows_the_rewrite_ctx_would_make(tmp_path):
+    path = _transcript(tmp_path, [("bash", "pytest -q", "1 failed"), ("bash", "cat .env", "SECRET=1")])
+    rep = replay(load(path))
+    assert [d["decision"] for d in rep["decisions"]] == ["rewrite", "deny"]
+
+
+# -- ledgers -----------------------------------------------------------------------------------
+
+def _ledger_rows():
+    def hook(uid, hook_event, **kw):
+        d = {"uid": uid, "session_id": "L1", "ts": 1.0, "harness": "claude", "kind": "hook",
+             "hook_event": hook_event, "cwd": "/proj", "spooled": 0, "data": json.dumps(kw.pop("data", {}))}
+        d.update(kw)
+        return d
+    h = "r:0123456789ab"
+    digest = {"handle": h, "density": "normal", "hints": [h + "#tests/t.py::test_a"],
+              "failed_ids": ["tests/t.py::test_a"],
+              "failed_count": 1, "omitted": 2, "truncated": False}
+    rows = [hook("u00000001", "SessionStart", decision="none", data={"model": "claude-haiku-4-5", "source": "startup"})]
+    for i, cmd in enumerate(["pytest", "pytest | tail -50"]):
+        rows.append(hook("u0000001%d" % i, "PreToolUse", tool_name="Bash", tool_use_id="t%d" % i, command=cmd,
+                         decision="rewrite", decision_detail="ctx run -- %r" % cmd))
+        rows.append({"uid": "u0000002%d" % i, "session_id": "L1", "ts": 1.0, "harness": "ctx-run", "kind": "run",
+                     "cwd": "/proj", "command": cmd, "exit_code": 1, "spooled": 0, "decision": "none",
+                     "data": json.dumps(dict(digest, density="dense" if i else "normal"))})
+        rows.append(hook("u0000003%d" % i, "PostToolUseFailure", tool_name="Bash", tool_use_id="t%d" % i, command=cmd,
+                         exit_code=1, decision="none"))
+    rows.append(hook("u00000040", "PreToolUse", tool_name="Edit", tool_use_id="e1", decision="pass",
+                     data={"tool_input": {"file_path": "/proj/calc.py"}}))
+    rows.append(hook("u00000050", "SessionEnd", decision="none"))
+    return rows
+
+
+def test_ledger_database_and_export_replay_the_same(tmp_path):
+    db = str(tmp_path / "ledger.db")
+    w = LedgerWriter(db).start()
+    try:
+        for row in _ledger_rows():
+            w.submit(row).result()
+    finally:
+        w.close()
+    from reflex.ledger.export import export_jsonl
+    export = tmp_path / "export.jsonl"
+    with open(export, "w") as f:
+        export_jsonl(db, f)
+    assert detect_format(db) == detect_format(str(export)) == "events"
+    from_db, from_export = read_events(db), read_events(str(export))
+    assert from_db == from_export
+    events = from_db["L1"]
+    assert [e.kind for e in events] == ["session_start", "command", "run", "result", "command", "run", "result",
+                                        "edit", "session_end"]
+    live = SessionReflex(default_policy(), "L1", reflexes=True).extend(events)
+    assert rebuild(db, "L1", default_policy(), reflexes=True).to_json() == live.to_json()
+    assert session_events(db, "L1") == events and session_events(db, "other") == []
+    rep = replay(from_db)
+    assert [f["detector"] for f in rep["firings"]] == ["starvation"]
+    assert rep["firings"][0]["tool_use_id"] == "t1"
+    assert rep["sessions"][0]["state"].tier == "small"
+
+
+def test_events_jsonl_is_accepted(tmp_path):
+    src = load(_transcript(tmp_path, [("bash", "make | tail -3", "x"), ("bash", "make | tail -30", "y")]))
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e.to_json()) + "\n" for evs in src.values() for e in evs))
+    assert detect_format(str(path)) == "events"
+    assert load(str(path)) == src
+
+
+# -- the command -------------------------------------------------------------------------------
+
+def test_cli_json_and_text(tmp_path):
+    path = _transcript(tmp_path, [("bash", "make | tail -3", "x"), ("bash", "make | tail -30", "y")])
+    r = CliRunner().invoke(replay_cmd, [path, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert set(out) == {"commands", "decisions", "firings"} and out["commands"] == 2
+    assert out["firings"] == [{"detector": "starvation", "tool_use_id": "toolu_002", "core": "make",
+                               "reason": out["firings"][0]["reason"]}]
+    r = CliRunner().invoke(replay_cmd, [path, "--format", "claude"])
+    assert r.exit_code == 0 and "-> starvation:" in r.output and "2 command(s)" in r.output
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    r = CliRunner().invoke(replay_cmd, [str(tmp_path / "missing.jsonl")])
+    assert r.exit_code == 1 and "cannot read" in r.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[starvation]\nfire_at = 0\n")
+    r = CliRunner().invoke(replay_cmd, [str(bad), "--policy", str(bad)])
+    assert r.exit_code == 1 and "starvation.fire_at" in r.output
