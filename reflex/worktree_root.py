@@ -57,6 +57,11 @@ class WorktreeState:
     watches: int              # inotify watches held (-1 when unknown or not watching)
     ignored_dirs: int
     error: str
+    # How long the tree has been quiet (no watch event queued or being applied).  A hash read
+    # while events are still in flight may lag an edit made milliseconds ago; callers that
+    # compare hashes (the starvation detector) treat an unsettled hash as unknown.
+    quiet_s: float = 0.0
+    pending: bool = False
 
 
 def _excluded_rels(root, exclude):
@@ -196,6 +201,7 @@ class RootTracker:
     # -- producers (any thread) ---------------------------------------------
 
     def enqueue(self, item):
+        self.last_activity = time.monotonic()
         try:
             self.queue.put_nowait(item)
         except queue.Full:
@@ -398,4 +404,6 @@ class RootTracker:
                 initial_scan_s=self.initial_scan_s, last_scan_s=self.last_scan_s,
                 full_rescans=self.full_rescans, last_rescan_reason=self.last_rescan_reason,
                 events=self.events, overflows=self.overflows, watches=self.watches,
-                ignored_dirs=len(index.ignored_dirs) if index else 0, error=self.error)
+                ignored_dirs=len(index.ignored_dirs) if index else 0, error=self.error,
+                quiet_s=time.monotonic() - getattr(self, "last_activity", 0.0),
+                pending=not self.queue.empty())

@@ -235,3 +235,22 @@ def test_cli_errors_are_one_line(tmp_path):
     bad.write_text("[starvation]\nfire_at = 0\n")
     r = CliRunner().invoke(replay_cmd, [str(bad), "--policy", str(bad)])
     assert r.exit_code == 1 and "starvation.fire_at" in r.output
+
+
+def _digest(handle):
+    return ("[ctx] pytest 9.2.0 | normal | exit 1 | 2 failed, 3 passed | 2900→410 tokens | %s\n"
+            "FAIL tests/test_calc.py::test_mean (line 12) AssertionError: assert 1 == 2\n"
+            "  ctx get %s:L10-40 b3=1a2b3c4d\n" % (handle, handle))
+
+
+def test_instrumented_transcript_seed_loop(tmp_path):
+    """A transcript recorded with ctx active: digests in the results make runs."""
+    loop = [("bash", "pytest tests/", _digest("r:000000000001")),
+            ("bash", "pytest tests/ | tail -50", _digest("r:000000000002")),
+            ("bash", "pytest --tb=long tests/", _digest("r:000000000003"))]
+    assert _starved(_transcript(tmp_path, loop, "a.jsonl")) == ["toolu_002"]
+    with_edits = [loop[0], ("edit", "/proj/calc.py"), loop[1], ("edit", "/proj/calc.py"), loop[2]]
+    assert _starved(_transcript(tmp_path, with_edits, "b.jsonl")) == []
+    followed = [loop[0], ("bash", "ctx get r:000000000001:L10-40", "line 10"), loop[1]]
+    rep = replay(load(_transcript(tmp_path, followed, "c.jsonl")))
+    assert "span resolved" in [f["reason"] for f in rep["firings"]]

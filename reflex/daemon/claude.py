@@ -92,19 +92,30 @@ class ClaudeHandler:
         root = project.project_root(hook.cwd, env)
         verdict = permissions.verdict(hook.command, self.ctx.rules_for(root, env["HOME"]),
                                       hook.permission_mode)
+        stand_down, teaching = False, None
+        if sig is not None:
+            # Evidence plane only: the safety verdict above is already final.
+            sr = self.ctx.reflexes.session(hook.session_id, hook.cwd)
+            fields["policy_epoch"] = getattr(sr, "epoch", None)
+            teaching = sr.escalate_teaching(sig.core_hash)
+            stand_down = sr.stand_down(sig.core_hash)
         d = decide.decide_bash(hook.command, hook.tool_input or {}, sig, launcher=self.ctx.launcher,
-                               rule_verdict=verdict)
+                               rule_verdict=verdict, stand_down=stand_down)
+        if teaching:
+            fields["teaching"] = True
         if d.action != "rewrite":
             ev.update(decision="pass", decision_detail=d.why)
-            return None
+            return claude_answers.context("PreToolUse", teaching) if teaching else None
         permission = self.ctx.rewrite_permission(d.permission)
         ev.update(decision="rewrite", decision_detail=d.command)
         fields["permission"] = permission
         fields["rule_verdict"] = verdict
         if hook.tool_use_id:
             self._remember(hook.tool_use_id, (hook.command, d.command))
-        return claude_answers.rewrite(hook.tool_input or {}, d.command, permission,
-                                      "ctx: %s" % d.why)
+        answer = claude_answers.rewrite(hook.tool_input or {}, d.command, permission, "ctx: %s" % d.why)
+        if teaching:
+            answer["hookSpecificOutput"]["additionalContext"] = teaching
+        return answer
 
     def _on_PostToolUse(self, hook, ev, fields, hdr):
         resp = hook.tool_response if isinstance(hook.tool_response, dict) else {}

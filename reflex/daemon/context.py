@@ -13,6 +13,9 @@ from .. import blobs, config as config_mod, permissions
 from ..ledger.writer import LedgerWriter
 
 
+WORKTREE_SETTLE_S = 0.3  # > the watcher's debounce (50 ms, at most 150 ms) plus delivery
+
+
 class DaemonContext:
     def __init__(self, paths, *, log):
         self.paths = paths
@@ -30,6 +33,8 @@ class DaemonContext:
         self._wt_pool = None
         self._wt_ready = set()
         self._wt_starting = set()
+        from .reflexes import ReflexHub
+        self.reflexes = ReflexHub(self)
 
     def start(self):
         self.writer.start()
@@ -97,9 +102,13 @@ class DaemonContext:
             return None
 
     # -- reflex state and freshness (filled in by the reflex arc) -----------------
-    def density_for(self, session_id, core_hash, family):
+    def density_for(self, session_id, core_hash, family, cwd=None):
         """(density, reason) for the next digest of this signature in this session."""
-        return "normal", None
+        try:
+            return self.reflexes.density_for(session_id, core_hash, family, cwd)
+        except Exception as e:  # the reflex arc must never cost the agent its output
+            self.log("density_for failed: %r" % (e,))
+            return "normal", None
 
     def worktree_hash(self, cwd):
         """The project's worktree hash, or None while it is not (yet) reliably known.
@@ -121,7 +130,11 @@ class DaemonContext:
             return None
         reg = self._worktrees()
         st = reg.state(root)
-        return st.hash if st.mode == "watching" else None
+        if st.mode != "watching" or st.pending or st.quiet_s < WORKTREE_SETTLE_S:
+            # Unsettled: an edit may be in flight.  None makes the fold fall back to
+            # edit evidence instead of trusting a hash that may lag.
+            return None
+        return st.hash
 
     def _worktrees(self):
         if self._wt is None:
@@ -142,11 +155,17 @@ class DaemonContext:
         except Exception as e:
             self.log("worktree scan of %s failed: %r" % (root, e))
 
-    def observe_run(self, ev):
-        pass
-
-    def observe_retrieval(self, ev):
-        pass
+    def fold(self, ev, written):
+        """Fold a committed event into its session's reflex state; -> outcome rows."""
+        if written is None or written.duplicate:
+            return []
+        row = dict(ev)
+        row["seq"] = written.seq
+        try:
+            return self.reflexes.observe(row)
+        except Exception as e:
+            self.log("fold failed on %s: %r" % (ev.get("uid"), e))
+            return []
 
     def warm(self):
         try:
@@ -155,6 +174,7 @@ class DaemonContext:
             from .. import tokens
             tokens.count("warm")
             from ..digest import build_digest
+            from .. import fold  # noqa: F401
             build_digest(b"warm\n", family="other", exit_code=0, command="true", handle="r:000000000000")
         except Exception as e:
             self.log("warm-up failed: %r" % (e,))

@@ -66,7 +66,12 @@ class Ops:
 
     async def _commit(self, event, run=None, session=None):
         fut = self.ctx.writer.submit(event, run, session)
-        return await asyncio.wrap_future(fut, loop=self.loop)
+        written = await asyncio.wrap_future(fut, loop=self.loop)
+        # The fold sees exactly what the ledger holds, in commit order.
+        outcomes = self.ctx.fold(event, written)
+        if outcomes:
+            await asyncio.wrap_future(self.ctx.writer.submit_outcomes(outcomes), loop=self.loop)
+        return written
 
     # -- ops -----------------------------------------------------------------
     async def op_ping(self, hdr, body):
@@ -127,7 +132,7 @@ class Ops:
         sig = self.ctx.signature(command, cwd)
         family = sig.family if sig else "other"
         core_hash = sig.core_hash if sig else None
-        density, reason = self.ctx.density_for(session_id, core_hash, family)
+        density, reason = self.ctx.density_for(session_id, core_hash, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd)
@@ -158,7 +163,6 @@ class Ops:
                "delivered_tokens": digest.tokens if digest else None,
                "worktree_hash": data["worktree_hash"], "meta": json.dumps(meta, sort_keys=True)}
         written = await self._commit(_finish(ev), run=run)
-        self.ctx.observe_run(ev)
         try:
             os.unlink(capture)
         except OSError:
@@ -222,7 +226,6 @@ class Ops:
               "kind": "retrieval", "command": command, "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
               "decision": "none", "data": data}
         await self._commit(_finish(ev))
-        self.ctx.observe_retrieval(ev)
 
 
 def digest_summary(d):

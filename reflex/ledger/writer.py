@@ -23,12 +23,13 @@ from .db import open_ledger
 
 
 class Submission:
-    __slots__ = ("event", "run", "session", "future")
+    __slots__ = ("event", "run", "session", "outcomes", "future")
 
-    def __init__(self, event, run=None, session=None):
+    def __init__(self, event, run=None, session=None, outcomes=None):
         self.event = event
         self.run = run
         self.session = session
+        self.outcomes = outcomes
         self.future = Future()
 
 
@@ -48,6 +49,10 @@ _EVENT_SQL = "INSERT INTO events (%s) VALUES (%s)" % (
     ", ".join(schema.EVENT_COLUMNS), ", ".join("?" * len(schema.EVENT_COLUMNS)))
 _RUN_SQL = "INSERT INTO runs (%s) VALUES (%s)" % (
     ", ".join(schema.RUN_COLUMNS), ", ".join("?" * len(schema.RUN_COLUMNS)))
+_OUTCOME_COLUMNS = ("event_uid", "session_id", "seq", "detector", "tool_use_id", "core_hash", "reason",
+                    "signal", "policy_epoch", "recorded_at")
+_OUTCOME_SQL = "INSERT INTO outcomes (%s) VALUES (%s)" % (", ".join(_OUTCOME_COLUMNS),
+                                                          ", ".join("?" * len(_OUTCOME_COLUMNS)))
 _EVENT_KEYS = frozenset(schema.EVENT_COLUMNS) - {"seq", "prev_hash", "hash"}
 _RUN_KEYS = frozenset(schema.RUN_COLUMNS)
 _SESSION_SQL = "INSERT OR IGNORE INTO sessions (session_id, harness, first_ts, cwd) VALUES (?, ?, ?, ?)"
@@ -81,6 +86,12 @@ class LedgerWriter:
         if unknown:
             sub.future.set_exception(ValueError("unknown ledger fields: %s" % ", ".join(sorted(unknown))))
             return sub.future
+        self._q.put(sub)
+        return sub.future
+
+    def submit_outcomes(self, rows):
+        """Append detector firings (the `outcomes` table); resolves to the number written."""
+        sub = Submission(None, outcomes=rows)
         self._q.put(sub)
         return sub.future
 
@@ -143,6 +154,10 @@ class LedgerWriter:
             conn.execute("BEGIN IMMEDIATE")
             seen = set()
             for sub in batch:
+                if sub.event is None:
+                    conn.executemany(_OUTCOME_SQL, [[r.get(c) for c in _OUTCOME_COLUMNS] for r in sub.outcomes])
+                    results.append((sub, len(sub.outcomes)))
+                    continue
                 ev = sub.event
                 uid = ev["uid"]
                 dup = uid in seen or conn.execute(
@@ -185,6 +200,9 @@ class LedgerWriter:
             return False
         self.stats["commits"] += 1
         for sub, written in results:
+            if sub.event is None:
+                sub.future.set_result(written)
+                continue
             if written.duplicate:
                 self.stats["duplicates"] += 1
             else:

@@ -15,8 +15,8 @@ Alongside, the timeline counts the two things every later judgement depends on:
 
 * ``changes`` - evidence that the worktree changed: an Edit/Write/MultiEdit/NotebookEdit call
   that was not denied, a subagent, a user turn, or a Bash command that writes files (its
-  signature's writes) or reverts them (git checkout/restore/reset/stash).  Two moments with
-  equal worktree hashes are unchanged whatever the counter says (``changed``).
+  signature's writes) or reverts them (git checkout/restore/reset/stash).  ``changed`` also
+  reads the daemon's worktree hashes, but never lets equal hashes hide a change event.
 * ``epoch`` - censoring boundaries (SessionStart, SessionEnd, compaction).  Nothing is compared
   across an epoch: what the agent does after a compaction is no evidence about a digest before.
 
@@ -138,8 +138,9 @@ class Call:
     detail: str | None
     epoch: int
     changes: int
-    wt: str | None
+    wt: str | None                          # worktree hash when issued
     background: bool = False
+    wt_after: str | None = None             # worktree hash after it ran (its run's)
     retrieval_cmd: tuple | None = None     # ("get", address) / ("search", pattern)
     writes: bool = False                    # the command itself changes the worktree
     reverts: bool = False
@@ -192,10 +193,17 @@ class Timeline:
     ended: bool = False
 
     def changed(self, a: Call, b: Call) -> bool:
-        """Whether the worktree changed between issuing call a and issuing call b."""
-        if a.wt and b.wt:
-            return a.wt != b.wt
-        return b.changes != a.changes
+        """Whether the worktree changed between call a and issuing call b.
+
+        A change event between them (an edit, a file-writing command, a user turn) is a change
+        whatever the hashes say: the daemon's hash at PreToolUse can lag an Edit made
+        milliseconds earlier.  Without one, differing hashes (a's after it ran, b's at issue)
+        are a change, e.g. a script that wrote files.  Both readings err towards "changed",
+        which can only suppress negative evidence, never invent it."""
+        if b.changes != a.changes:
+            return True
+        after = a.wt_after or a.wt
+        return bool(after and b.wt and after != b.wt)
 
     def runs(self):
         return [c for c in self.calls if c.run is not None]
@@ -342,8 +350,7 @@ class _Builder:
             if target.writes:
                 self._change(r.seq)
         target.run = r
-        if r.worktree_hash and not target.wt:
-            target.wt = r.worktree_hash
+        target.wt_after = r.worktree_hash
 
     def retrieval(self, row):
         data = load_data(row)

@@ -1,0 +1,68 @@
+"""`ctx stats`: the scorecard of one session, or totals across sessions and projects."""
+
+import csv
+import json
+import sys
+
+import click
+
+from reflex.cli import ReflexError
+
+
+def _ledger(path):
+    if path:
+        return path
+    from reflex import paths as paths_mod
+    return paths_mod.resolve().ledger
+
+
+@click.command("stats")
+@click.option("--session", "session_id", default=None, metavar="ID", help="The scorecard of this session.")
+@click.option("--last", is_flag=True, help="The scorecard of the most recent session.")
+@click.option("--since", default=None, metavar="WHEN", help="Across sessions active since: 7d, 12h, 2w or an ISO date.")
+@click.option("--project", default=None, type=click.Path(file_okay=False), help="Only sessions under this directory.")
+@click.option("--json", "as_json", is_flag=True, help="Stable JSON (schemas in reflex.stats.scorecard / aggregate).")
+@click.option("--csv", "as_csv", is_flag=True, help="Across sessions: one CSV row per session.")
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None, help="Another ledger file.")
+@click.option("--round-price", type=click.IntRange(min=0), default=None, metavar="TOKENS",
+              help="Tokens charged per extra round in the cost estimate (default 2000).")
+def stats_cmd(session_id, last, since, project, as_json, as_csv, ledger_path, round_price):
+    """Scorecards: what ctx did, what it cost, what landed, where the agent looped."""
+    from reflex.stats import render
+    from reflex.stats.ledger_read import LedgerReadError
+    from reflex.stats.scorecard import PRICE_PER_EXTRA_ROUND
+    price = PRICE_PER_EXTRA_ROUND if round_price is None else round_price
+    path = _ledger(ledger_path)
+    if as_json and as_csv:
+        raise ReflexError("choose one of --json and --csv")
+    try:
+        if session_id or last:
+            if since or project or as_csv:
+                raise ReflexError("--since, --project and --csv apply across sessions, not to --session/--last")
+            from reflex.stats.scorecard import scorecard_from_ledger
+            card = scorecard_from_ledger(path, session_id, round_price=price)
+            if card is None:
+                raise ReflexError("no session %s in %s" % (session_id, path) if session_id
+                                  else "no sessions in %s yet" % path)
+            if as_json:
+                click.echo(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False))
+            else:
+                click.echo(render.scorecard_text(card, render.use_colour(sys.stdout)), nl=False)
+            return
+        from reflex.stats.aggregate import CSV_FIELDS, aggregate_ledger, parse_since
+        try:
+            cutoff = parse_since(since) if since else None
+        except ValueError as e:
+            raise ReflexError(str(e))
+        agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price)
+    except LedgerReadError as e:
+        raise ReflexError(str(e))
+    if as_csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=list(CSV_FIELDS), lineterminator="\n")
+        w.writeheader()
+        for row in agg["per_session"]:
+            w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
+    elif as_json:
+        click.echo(json.dumps(agg, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        click.echo(render.aggregate_text(agg, render.use_colour(sys.stdout)), nl=False)

@@ -1,0 +1,136 @@
+"""The reflex arc inside the daemon: one SessionReflex per session, fed from the ledger's rows.
+
+The daemon folds exactly what it commits: each committed row is turned into
+fold events by reflex.ledger_events.events_from_row, the same function
+`ctx replay --format events` and the restart rebuild use, so the live state,
+the rebuilt state and the replayed state cannot drift apart.  A session seen
+for the first time since the daemon started is rebuilt from the ledger
+before its new event is applied (same prefix, same state).
+
+Policy epochs: the newest *.toml in <project>/.ctx/policies/ wins, then
+CTX_HOME/policies/, then the shipped default.  Files are re-checked when
+their mtime changes; a file that fails validation is logged and skipped, and
+the previous epoch stays in force.  Every outcome row records the epoch that
+produced it.
+"""
+
+import json
+import os
+import time
+
+from .. import project as project_mod
+
+
+class ReflexHub:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.sessions = {}
+        self._policy_cache = {}  # directory -> (stamp, Policy, epoch id)
+        self._default = None
+
+    # -- policy ----------------------------------------------------------------
+    def policy_for(self, cwd):
+        """(Policy, epoch id) in force for a working directory."""
+        from ..policy import PolicyError, default_policy, load_policy
+        dirs = []
+        if cwd:
+            dirs.append(os.path.join(project_mod.project_root(cwd), ".ctx", "policies"))
+        dirs.append(self.ctx.paths.policies)
+        for d in dirs:
+            files = _epoch_files(d)
+            if not files:
+                continue
+            stamp = tuple((f, _mtime(f)) for f in files)
+            cached = self._policy_cache.get(d)
+            if cached and cached[0] == stamp:
+                if cached[1] is not None:
+                    return cached[1], cached[2]
+                continue
+            chosen = None
+            for f in reversed(files):  # newest name last: epochs sort by their file names
+                try:
+                    pol = load_policy(f)
+                except PolicyError as e:
+                    self.ctx.log("policy epoch rejected, keeping the previous one: %s" % e)
+                    continue
+                chosen = (pol, "%s@%s" % (os.path.basename(f), pol.epoch.name))
+                break
+            if chosen is None and cached and cached[1] is not None:
+                chosen = (cached[1], cached[2])  # a bad newer file never replaces a good epoch
+            self._policy_cache[d] = (stamp, chosen[0] if chosen else None, chosen[1] if chosen else None)
+            if chosen:
+                return chosen
+        if self._default is None:
+            pol = default_policy()
+            self._default = (pol, "default@%s" % pol.epoch.name)
+        return self._default
+
+    # -- sessions --------------------------------------------------------------
+    def session(self, session_id, cwd=None):
+        sr = self.sessions.get(session_id)
+        if sr is not None:
+            return sr
+        from ..fold import SessionReflex
+        from ..ledger_events import events_from_row
+        policy, epoch = self.policy_for(cwd)
+        sr = SessionReflex(policy=policy, session_id=session_id)
+        sr.epoch = epoch
+        # Rebuild from what the ledger already holds for this session (a
+        # daemon restart mid-session): same prefix, same state.
+        for row in self._rows(session_id):
+            for ev in events_from_row(row):
+                sr.apply(ev)
+        self.sessions[session_id] = sr
+        return sr
+
+    def _rows(self, session_id):
+        cur = self.ctx.reader().execute("SELECT * FROM events WHERE session_id = ? ORDER BY id", (session_id,))
+        cols = [c[0] for c in cur.description]
+        for r in cur:
+            yield dict(zip(cols, r))
+
+    def observe(self, row):
+        """Fold one committed row; returns outcome rows for the firings it caused."""
+        sid = row.get("session_id")
+        if not sid or sid == "-":
+            return []
+        from ..ledger_events import events_from_row
+        sr = self.session(sid, row.get("cwd"))
+        out = []
+        for ev in events_from_row(row):
+            for f in sr.apply(ev):
+                out.append({"event_uid": row["uid"], "session_id": sid, "seq": row.get("seq") or 0,
+                            "detector": f.detector, "tool_use_id": f.tool_use_id, "core_hash": f.core_hash,
+                            "reason": f.reason, "signal": json.dumps(f.signal, sort_keys=True, default=str),
+                            "policy_epoch": getattr(sr, "epoch", None), "recorded_at": time.time()})
+        return out
+
+    def density_for(self, session_id, core_hash, family, cwd=None):
+        if not session_id or session_id == "-" or not core_hash:
+            policy, _ = self.policy_for(cwd)
+            return _start_density(policy, family), None
+        return self.session(session_id, cwd).density_for(core_hash, family)
+
+    def forget(self, session_id):
+        self.sessions.pop(session_id, None)
+
+
+def _start_density(policy, family):
+    fam = policy.families.get(family) if family else None
+    if fam is not None and fam.density:
+        return fam.density
+    return policy.density.start
+
+
+def _epoch_files(d):
+    try:
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".toml"))
+    except OSError:
+        return []
+
+
+def _mtime(f):
+    try:
+        return os.stat(f).st_mtime_ns
+    except OSError:
+        return None
