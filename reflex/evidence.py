@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from reflex.stats.timeline import Call, Timeline, build, signature_of
@@ -155,26 +156,41 @@ class _Session:
     def __init__(self, tl: Timeline):
         self.tl = tl
         self.by_core: dict = {}           # (epoch, core_hash) -> [Call] in order
+        self.pos: dict = {}               # call idx -> its index in by_core's list
         for c in tl.calls:
             if c.core_hash and not c.is_retrieval and not c.background:
-                self.by_core.setdefault((c.epoch, c.core_hash), []).append(c)
+                lst = self.by_core.setdefault((c.epoch, c.core_hash), [])
+                self.pos[c.idx] = len(lst)
+                lst.append(c)
         self.epoch_end: dict = {}          # epoch -> seq of the boundary that ends it
         for i, (seq, _kind) in enumerate(tl.boundaries):
             self.epoch_end[i] = seq       # boundary i ends epoch i (epochs count boundaries)
+        # Calls are in issue order; a call that only had a post or a run sorts by its seq too.
+        self.order = sorted(tl.calls, key=lambda x: (x.seq, x.idx))
+        self.call_seqs = [x.seq for x in self.order]
+        self.edit_seqs = [e.seq for e in tl.edits]
+        self.retrievals: dict = {}         # handle -> [retrieval] in order
+        for r in tl.retrievals:
+            if r["handle"]:
+                self.retrievals.setdefault(r["handle"], []).append(r)
 
     def neighbours(self, c: Call):
-        seq_list = self.by_core.get((c.epoch, c.core_hash), [])
-        i = next((k for k, x in enumerate(seq_list) if x is c), None)
+        lst = self.by_core.get((c.epoch, c.core_hash), [])
+        i = self.pos.get(c.idx)
         if i is None:
             return None, None
-        prev_run = next((x for x in reversed(seq_list[:i]) if x.run is not None), None)
-        nxt = seq_list[i + 1] if i + 1 < len(seq_list) else None
+        prev_run = next((x for x in reversed(lst[:i]) if x.run is not None), None)
+        nxt = lst[i + 1] if i + 1 < len(lst) else None
         return prev_run, nxt
 
     def window(self, c: Call, nxt: Call | None):
         end = nxt.seq if nxt is not None else self.epoch_end.get(c.epoch, float("inf"))
-        calls = [x for x in self.tl.calls[c.idx + 1:] if x.epoch == c.epoch and c.seq < x.seq < end]
-        edits = [e for e in self.tl.edits if e.epoch == c.epoch and c.seq < e.seq < end]
+        lo = bisect_right(self.call_seqs, c.seq)
+        hi = bisect_left(self.call_seqs, end, lo)
+        calls = [x for x in self.order[lo:hi] if x.epoch == c.epoch and x is not c]
+        lo = bisect_right(self.edit_seqs, c.seq)
+        hi = bisect_left(self.edit_seqs, end, lo)
+        edits = [e for e in self.tl.edits[lo:hi] if e.epoch == c.epoch]
         return end, calls, edits
 
 
@@ -249,7 +265,7 @@ def _landed(tl, c: Call, calls, edits) -> EvidenceOutcome | None:
     if not changes:
         return None
     changes.sort(key=lambda t: t[0])
-    for seq, uid, paths, what in changes:
+    for _seq, uid, paths, _what in changes:
         for p in paths:
             hit = _path_hit(p, named) if named else None
             if hit:
@@ -276,8 +292,7 @@ def session_evidence(tl: Timeline) -> Evidence:
         end, calls, edits = s.window(c, nxt)
         # retrieved: any retrieval of this handle later in the epoch
         if r.handle:
-            hits = [x for x in tl.retrievals if x["epoch"] == c.epoch and x["seq"] > c.seq
-                    and x["handle"] == r.handle]
+            hits = [x for x in s.retrievals.get(r.handle, ()) if x["epoch"] == c.epoch and x["seq"] > c.seq]
             if hits:
                 h = hits[0]
                 know = h["result"] == "know"

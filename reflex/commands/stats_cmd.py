@@ -53,10 +53,10 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, ledger_path, ro
         try:
             cutoff = parse_since(since) if since else None
         except ValueError as e:
-            raise ReflexError(str(e))
+            raise ReflexError(str(e)) from None
         agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price)
     except LedgerReadError as e:
-        raise ReflexError(str(e))
+        raise ReflexError(str(e)) from None
     if as_csv:
         w = csv.DictWriter(sys.stdout, fieldnames=list(CSV_FIELDS), lineterminator="\n")
         w.writeheader()

@@ -70,7 +70,7 @@ def table(headers, rows, right=(), indent="  ") -> list[str]:
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
     widths = [max(_visible_len(row[i]) for row in cells) for i in range(len(headers))]
     out = []
-    for k, row in enumerate(cells):
+    for row in cells:
         parts = []
         for i, c in enumerate(row):
             pad = " " * (widths[i] - _visible_len(c))
@@ -129,7 +129,8 @@ def scorecard_text(card: dict, colour: bool = False) -> str:
     lines.append("cost       %s delivered + %s extra rounds × %s = %s · digest net %s" % (
         num(co["delivered_tokens"]), num(co["extra_rounds"]), num(co["price_per_extra_round"]), num(co["total"]),
         st(num(net), "red" if net < 0 else "green" if net > 0 else "dim")))
-    lines.append(st("           price per round: " + co["price_basis"], "dim"))
+    lines.append(st("           an extra round (a requery or a denial) is priced at %s tokens: one more model turn "
+                    "(--json: cost.price_basis; --round-price to change)" % num(co["price_per_extra_round"]), "dim"))
     lines.append("interventions")
     rows = []
     for cls, v in card["interventions"].items():

@@ -35,9 +35,13 @@ from reflex.events import ctx_inner, ctx_retrieval, handle_of
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
-# Words that may make a Bash command write files; only such commands are parsed.
-_MAY_WRITE = re.compile(r">|\b(tee|sed|mv|cp|rm|touch|mkdir|ln|curl|wget|patch|truncate|install|dd|git|perl|"
-                        r"black|isort|prettier|gofmt|rustfmt|autopep8|yapf|chmod|unzip|tar)\b")
+# What may make a Bash command write files; only such commands are parsed (a redirect to a file,
+# not 2>&1; a writer; sed -i; git subcommands that rewrite the worktree; curl/wget to a file).
+_GIT_WRITE = re.compile(r"\bgit\s+(checkout|restore|reset|stash|apply|am|merge|rebase|pull|switch|mv|rm|clean|"
+                        r"cherry-pick|revert)\b")
+_MAY_WRITE = re.compile(r">>?(?!&)|\b(tee|mv|cp|rm|touch|mkdir|ln|patch|truncate|install|dd|perl|black|isort|"
+                        r"prettier|gofmt|rustfmt|autopep8|yapf|unzip|tar)\b|\bsed\s+(-\w+\s+)*-i|"
+                        r"\b(curl|wget)\b.*\s-[oO]|" + _GIT_WRITE.pattern)
 REVERT = re.compile(r"\bgit\s+(checkout\s+(--\s+)?\S|restore\b|reset\s+--hard|stash(\s+(push|save))?\s*($|[;&|]))")
 _SIG_CACHE: dict = {}
 _SIG_CACHE_MAX = 20000
@@ -222,6 +226,8 @@ def _writes(command: str, cwd) -> tuple[bool, bool]:
     if not command or not _MAY_WRITE.search(command):
         return False, False
     reverts = bool(REVERT.search(command))
+    if reverts or _GIT_WRITE.search(command):
+        return True, reverts
     sig = signature_of(command, cwd)
     writes = any(w.path not in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-")
                  for s in (sig,) + tuple(sig.segments) for w in s.writes)

@@ -1,0 +1,81 @@
+"""`ctx policy compile|evidence|check`: the slow loop, from ledgers to the next policy epoch."""
+
+import json
+import sys
+
+import click
+
+from reflex.cli import ReflexError
+
+
+def _default_ledger():
+    from reflex import paths as paths_mod
+    return paths_mod.resolve().ledger
+
+
+@click.group("policy")
+def policy_group():
+    """Policy epochs: compile them from ledgers, check them, record evidence outcomes."""
+
+
+@policy_group.command("compile")
+@click.option("--ledger", "ledgers", multiple=True, type=click.Path(exists=False),
+              help="A ledger, a ledger export (JSONL/parquet) or a directory of them; repeatable. "
+                   "Default: this user's ledger.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the epoch here (atomically); default: stdout.")
+@click.option("--plan-value", is_flag=True, help="Add [plan_value] priors from evidence outcomes.")
+@click.option("--base", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The epoch to start from (default: the shipped policies/default.toml).")
+def compile_cmd(ledgers, out_path, plan_value, base):
+    """Read ledgers, write the next policy epoch (TOML).  Same ledgers, same bytes."""
+    from reflex.policy_compile import CompileError, compile_epoch, write_atomic
+    try:
+        result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base)
+    except CompileError as e:
+        raise ReflexError(str(e)) from None
+    for w in result.warnings:
+        click.echo("warning: " + w, err=True)
+    if out_path:
+        write_atomic(out_path, result.text)
+        click.echo("wrote %s: %d ledger(s), %d events, %d sessions" % (
+            out_path, len(result.inputs), result.events, result.sessions), err=True)
+    else:
+        sys.stdout.write(result.text)
+
+
+@policy_group.command("evidence")
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
+@click.option("--session", "session_id", default=None, help="Only this session.")
+@click.option("--dry-run", is_flag=True, help="Print the outcomes as JSON lines; write nothing.")
+def evidence_cmd(ledger_path, session_id, dry_run):
+    """Compute evidence_outcome/v1 rows and append the new ones to the ledger (idempotent)."""
+    from reflex import evidence
+    from reflex.stats.ledger_read import LedgerReadError, Reader
+    from reflex.stats.timeline import build
+    path = ledger_path or _default_ledger()
+    outs = []
+    try:
+        with Reader(path) as reader:
+            for sid, rows in reader.iter_sessions([session_id] if session_id else None):
+                outs.extend(evidence.session_evidence(build(sid, rows)).outcomes)
+    except LedgerReadError as e:
+        raise ReflexError(str(e)) from None
+    if dry_run:
+        for o in outs:
+            click.echo(json.dumps(o.to_json(), sort_keys=True, ensure_ascii=False))
+        return
+    n = evidence.record(path, outs)
+    click.echo("%d evidence outcomes computed, %d new rows recorded" % (len(outs), n), err=True)
+
+
+@policy_group.command("check")
+@click.argument("path", type=click.Path(dir_okay=False))
+def check_cmd(path):
+    """Validate an epoch file as the daemon would (exit 1 with every problem listed)."""
+    from reflex.policy import PolicyError, load_policy
+    try:
+        p = load_policy(path)
+    except PolicyError as e:
+        raise ReflexError(str(e)) from None
+    click.echo("%s: epoch %s v%d (%s) OK" % (path, p.epoch.name, p.epoch.version, p.epoch.source))
