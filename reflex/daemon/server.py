@@ -73,6 +73,10 @@ class Server:
         # Load the parsers now, off the loop, so the first hook of a session
         # does not pay their import (~70 ms for tree-sitter).
         loop.run_in_executor(self.executor, self.ctx.warm)
+        # Refresh the hot path's bytecode (an upgrade or edit leaves it stale, and
+        # PYTHONDONTWRITEBYTECODE would otherwise make every hook compile from source).
+        from .. import launcher
+        loop.run_in_executor(self.executor, launcher.precompile)
         await self.stopping.wait()
         # -- shutdown, in order ------------------------------------------------
         unix_server.close()

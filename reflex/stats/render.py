@@ -141,7 +141,8 @@ def scorecard_text(card: dict, colour: bool = False) -> str:
     lines += table(["class", "count", "landed", "censored", "rate"], rows, right=(1, 2, 3, 4))
     det = card["detectors"]
     by = " · ".join("%s %d" % (k, n) for k, n in det["by_detector"].items()) or "none"
-    lines.append("detectors  (%s) %s" % (det["source"], by))
+    epochs = ", ".join(det.get("policy_epochs") or ()) or "-"
+    lines.append("detectors  (%s; policy epoch %s) %s" % (det["source"], epochs, by))
     if det["firings"]:
         lines += table(["seq", "detector", "tool_use_id", "reason"],
                        [[f["seq"], f["detector"], f["tool_use_id"] or "-", _short(f["reason"], 70)]

@@ -25,8 +25,9 @@ Schema "ctx-scorecard/v1":
                   command (remediation taken).
     detectors     source ("ledger": the outcomes table; "replayed": this ledger has no outcome
                   rows at all, so the session was folded again with the default policy),
-                  total, by_detector {name: n}, firings [{seq, detector, reason,
-                  tool_use_id, core_hash}]
+                  total, by_detector {name: n}, policy_epochs (the epochs the firings were
+                  decided under), firings [{seq, detector, reason, tool_use_id, core_hash,
+                  policy_epoch}]
     evidence      by_outcome {outcome: n}, censored_runs, runs
     tokens        raw (o200k tokens of the full outputs ctx stored), delivered {ctx_runs
                   (digest tokens that reached the model, after the harness's own cut),
@@ -263,7 +264,9 @@ def _detectors(firings, source) -> dict:
     by: dict = {}
     for f in firings:
         by[f["detector"]] = by.get(f["detector"], 0) + 1
-    return {"source": source, "total": len(firings), "by_detector": dict(sorted(by.items())), "firings": firings}
+    epochs = sorted({f["policy_epoch"] for f in firings if f.get("policy_epoch")})
+    return {"source": source, "total": len(firings), "by_detector": dict(sorted(by.items())),
+            "policy_epochs": epochs, "firings": firings}
 
 
 def replay_firings(session_id, rows) -> list[dict]:
@@ -276,13 +279,13 @@ def replay_firings(session_id, rows) -> list[dict]:
     for e in events:
         for f in sr.apply(e):
             out.append({"seq": f.seq, "detector": f.detector, "reason": f.reason, "tool_use_id": f.tool_use_id,
-                        "core_hash": f.core_hash})
+                        "core_hash": f.core_hash, "policy_epoch": sr.policy.epoch.name})
     return out
 
 
 def ledger_firings(outcome_rows) -> list[dict]:
     return [{"seq": o["seq"], "detector": o["detector"], "reason": o["reason"], "tool_use_id": o["tool_use_id"],
-             "core_hash": o["core_hash"]} for o in outcome_rows]
+             "core_hash": o["core_hash"], "policy_epoch": o.get("policy_epoch")} for o in outcome_rows]
 
 
 def scorecard(tl: Timeline, firings, firing_source="ledger", *, round_price=PRICE_PER_EXTRA_ROUND,
