@@ -100,6 +100,8 @@ def run_demo(out=print, home=None, keep=False):
         time.sleep(0.2)
         out("")
         _report(out, paths, summary)
+        _scorecard(out, paths, session)
+        _replay(out)
         daemon_control.stop(paths)
         if not keep and home is None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -154,6 +156,38 @@ def _report(out, paths, summary):
     rep = verify(paths.ledger, paths.blobs)
     out("ctx ledger verify: %s (%d events, hash chain intact)" % ("OK" if rep.ok else "FAILED", rep.counts.get("events", 0)))
     summary["verify_ok"] = rep.ok
+
+
+def _scorecard(out, paths, session):
+    """The scorecard a user would see: `ctx stats --session <id>`."""
+    if not session:
+        return
+    try:
+        from .stats import render
+        from .stats.scorecard import scorecard_from_ledger
+        card = scorecard_from_ledger(paths.ledger, session[0].get("session_id"))
+        if card:
+            out("")
+            out("$ ctx stats --session %s" % session[0].get("session_id"))
+            out(render.scorecard_text(card, False).rstrip("\n"))
+    except Exception as e:  # the demo must still finish and verify
+        out("(scorecard unavailable: %s)" % e)
+
+
+def _replay(out):
+    """`ctx replay` over a real recorded Claude Code transcript (CC0), never seen by ctx."""
+    from . import replay as replay_mod
+    path = os.path.join(DATA, "demo_transcript.jsonl")
+    report = replay_mod.json_report(replay_mod.replay(replay_mod.load(path)))
+    decisions = {}
+    for d in report["decisions"]:
+        decisions[d["decision"]] = decisions.get(d["decision"], 0) + 1
+    out("")
+    out("$ ctx replay reflex/data/demo_transcript.jsonl   (a real Claude Code session, CC0)")
+    out("  %d Bash calls; ctx would have: %s" % (report["commands"], ", ".join(
+        "%s %d" % (k, v) for k, v in sorted(decisions.items()))))
+    for f in report["firings"][:6]:
+        out("  %-11s %s  %s" % (f["detector"], _short(f.get("core"), 40), _short(f.get("reason"), 70)))
 
 
 def _short(s, n=34):

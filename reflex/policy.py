@@ -59,6 +59,9 @@ class DensityStart(_Model):
 class FamilyDefaults(_Model):
     density: Density | None = None
     tiers: dict[str, Density] = Field(default_factory=dict)
+    # Hint cap for this family's digests (None: the renderer's own); a compiled epoch writes 0
+    # where the ledgers show hints are never followed.
+    hints: int | None = Field(None, ge=0)
 
 
 class Starvation(_Model):
@@ -98,6 +101,10 @@ class Policy(_Model):
     affordance: Affordance = Field(default_factory=Affordance)
     friction: Friction = Field(default_factory=Friction)
     polling: Polling = Field(default_factory=Polling)
+    # Priors from evidence outcomes (`ctx policy compile --plan-value`): min_evidence plus, per
+    # family, {runs, rates{outcome: float}, value, tiers{tier: float}}.  Read by reviewers and
+    # by the next compile; no reflex depends on it at runtime.
+    plan_value: dict = Field(default_factory=dict)
     landings: Landings = Field(default_factory=Landings)
 
     def tier_of(self, model: str | None) -> str | None:

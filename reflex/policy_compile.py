@@ -32,8 +32,14 @@ SessionStart's model; the epoch's [tiers] maps readers to policy tiers):
                                    bound of their requery rate >= 0.5 (densifying rarely helps)
     affordance.fire_after_ignored = 1  when all hints pooled are ignored (as above)
 * [plan_value] (--plan-value; only when the loader has `plan_value`, else written as comments):
-  per family, runs and the smoothed rate (k+1)/(n+2) of each evidence outcome, and
-  value = P(positive) - P(negative) over runs; per tier where a tier has MIN_EVIDENCE runs.
+
+      [plan_value]
+      min_evidence = 20
+      [plan_value.<family>]
+      runs = 35                      # runs of the family in the inputs
+      rates = { landed = 0.43, ... } # per evidence outcome: runs with it, smoothed (k+1)/(n+2)
+      value = 0.54                   # P(a positive outcome) - P(a negative one), both smoothed
+      tiers = { small = 0.21 }       # value per policy tier with >= min_evidence runs
 
 MIN_EVIDENCE = 20 observations in a cell before anything moves off the base epoch: below that
 a Wilson interval on a rate is wider than +-0.2 and a single odd session could flip a decision.
@@ -489,12 +495,13 @@ def _emit(base_policy, cells, inputs, events, n_sessions, plan_value, Policy, Fa
             if not pooled.runs:
                 continue
             entry = plan_value_of(pooled)
-            tiers = {}
+            by_tier: dict = {}
             for r in READERS:
-                cell = cells.get((fam, r))
-                if cell is not None and cell.runs >= MIN_EVIDENCE:
-                    tiers[r] = plan_value_of(cell)["value"]
-            entry["tiers"] = tiers
+                cell, tier = cells.get((fam, r)), reader_tier[r]
+                if cell is not None and tier is not None:
+                    by_tier.setdefault(tier, Cell()).merge(cell)
+            entry["tiers"] = {t: plan_value_of(c)["value"] for t, c in sorted(by_tier.items())
+                              if c.runs >= MIN_EVIDENCE}
             pv[fam] = entry
         if _supports(Policy, "plan_value"):
             doc["plan_value"] = pv

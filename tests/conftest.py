@@ -32,9 +32,40 @@ def ctx_env(tmp_path, monkeypatch):
     if TIKTOKEN_DIR:
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.path.abspath(TIKTOKEN_DIR))
     for var in ("CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "XDG_RUNTIME_DIR", "XDG_DATA_HOME",
-                "CTX_SAFETY_ALLOW"):
+                "CTX_SAFETY_ALLOW", "CTX_REFLEXES"):
         monkeypatch.delenv(var, raising=False)
     yield home
+    _kill_daemons_of(str(home))
+
+
+def _kill_daemons_of(ctx_home):
+    """Daemons a shim spawned during the test (detached, so no fixture owns them)."""
+    if not os.path.exists(os.path.join(ctx_home, "run", "spawn.lock")):
+        return
+    deadline = time.monotonic() + 1.0
+    while True:
+        found = False
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if b"reflex.daemon" not in f.read():
+                        continue
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if ("CTX_HOME=" + ctx_home).encode() in env:
+                found = True
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        # a spawn may still be in flight (double fork): look once more shortly after
+        if found or time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
 
 
 @pytest.fixture

@@ -137,11 +137,12 @@ class Ops:
         view = body.decode("utf-8", "replace") if slicer is not None else None
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd)
-        bid, size, digest, digest_error = work
+        bid, size, digest, digest_error, baselines = work
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
                 "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
                 "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
+        data.update(baselines)
         meta = {}
         if digest is not None:
             data.update(digest_summary(digest))

@@ -9,8 +9,8 @@ Schema "ctx-scorecard/v1":
     schema        "ctx-scorecard/v1"
     session       id, model, reader (haiku|sonnet|opus|other), cwd, first_ts, last_ts, events,
                   boundaries (SessionStart/SessionEnd/compaction seen), ended (SessionEnd seen)
-    commands      total (Bash calls), by_decision {pass, rewrite, deny, none}, retrievals
-                  (ctx get/search), edits (Edit/Write/... calls)
+    commands      total (Bash calls), by_decision {pass, rewrite, deny, none} (every call but
+                  retrievals), retrievals (ctx get/search calls), edits (Edit/Write/... calls)
     runs          total, digested (a digest, not raw), passthrough, failing, by_family,
                   by_profile, by_density ({name: count}; by_family values are
                   {runs, digested, failing})

@@ -1,0 +1,47 @@
+"""`ctx doctor` reports each problem with a fix; hooks/ templates match what `ctx install` writes."""
+
+import json
+import os
+import subprocess
+
+from reflex import install
+
+from .conftest import REPO, ctx_cmd
+
+
+def doctor(env=None):
+    p = subprocess.run(ctx_cmd() + ["doctor", "--json"], capture_output=True, text=True, timeout=60, env=env)
+    return p.returncode, {c["name"]: c for c in json.loads(p.stdout)}
+
+
+def test_doctor_all_ok_then_problems_with_fixes(paths, running_daemon, tmp_path):
+    settings = tmp_path / "settings.json"
+    subprocess.run(ctx_cmd() + ["install", "--settings", str(settings)], check=True, capture_output=True)
+    rc, checks = doctor()
+    assert rc == 0, checks
+    assert checks["daemon"]["ok"] and checks["tokenizer"]["ok"] and checks["ledger"]["ok"]
+    os.chmod(paths.socket, 0o666)
+    rc, checks = doctor()
+    assert rc == 1 and not checks["socket"]["ok"] and "chmod 600" in checks["socket"]["fix"]
+    os.chmod(paths.socket, 0o600)
+    data = json.loads(settings.read_text())
+    del data["hooks"]["PostToolUseFailure"]
+    settings.write_text(json.dumps(data))
+    rc, checks = doctor()
+    assert rc == 1 and "PostToolUseFailure" in checks["hooks"]["detail"] and "ctx install" in checks["hooks"]["fix"]
+
+
+def test_doctor_without_daemon_or_tokenizer(paths, tmp_path):
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(tmp_path / "empty-cache"), HTTPS_PROXY="http://127.0.0.1:9")
+    rc, checks = doctor(env)
+    assert rc == 1
+    assert not checks["daemon"]["ok"] and "ctx daemon start" in checks["daemon"]["fix"]
+    assert not checks["tokenizer"]["ok"] and "TIKTOKEN_CACHE_DIR" in checks["tokenizer"]["fix"]
+
+
+def test_hook_templates_match_install():
+    for name, kw in (("command", {}), ("http", {"transport": "http", "port": 47311,
+                                                "token": "<token from $CTX_HOME/http-token>"})):
+        with open(os.path.join(REPO, "hooks", "claude-settings.%s.json" % name)) as f:
+            assert json.load(f) == {"hooks": install.hook_entries("CTX", **kw)}, \
+                "regenerate hooks/claude-settings.%s.json from reflex.install.hook_entries" % name
