@@ -174,15 +174,7 @@ def test_densify_that_keeps_starving_trips_the_breaker_sooner(tmp_path):
     assert parse_policy(compile_epoch([ledger(tmp_path / "h.db", half)]).text).starvation.breaker_after == 2
 
 
-def test_plan_value_is_a_comment_until_the_loader_has_it_then_a_table(three, monkeypatch):
-    res = compile_epoch(three, plan_value=True)
-    assert res.warnings and "no [plan_value] table" in res.warnings[0]
-    assert "#   [plan_value.pytest]" in res.text
-    parse_policy(res.text)
-
-    class WithPlanValue(policy_mod.Policy):
-        plan_value: dict = {}
-    monkeypatch.setattr(policy_mod, "Policy", WithPlanValue)
+def test_plan_value_is_a_table_the_loader_accepts(three):
     res = compile_epoch(three, plan_value=True)
     assert not res.warnings
     p = parse_policy(res.text)

@@ -109,17 +109,19 @@ def test_loop_session_scorecard(recorded):
     assert card["interventions"]["hints"]["count"] == len(hinted)
     assert card["interventions"]["hints"]["landed"] == 0
 
-    # tokens, against the ledger: the sliced run has no baseline; the rest are under the harness limit
+    # tokens, against the ledger: the daemon counted every run's harness-alone baseline exactly
+    # (for the sliced run: the agent's own slice), and these outputs are under the harness limit
     t = card["tokens"]
     assert t["raw"] == sum(r["data"]["raw_tokens"] for r in runs)
     assert t["delivered"]["ctx_runs"] == sum(r["data"]["delivered_tokens"] for r in runs)
-    counted = [r for r in runs if not r["data"]["slicer"]]
-    base = sum(td.estimate_harness_tokens(r["data"]["raw_tokens"], r["output_bytes"], bool(r["exit_code"]))
-               for r in counted)
-    assert base == sum(r["data"]["raw_tokens"] for r in counted)         # small outputs: the harness cuts nothing
+    unsliced = [r for r in runs if not r["data"]["slicer"]]
+    assert all(r["data"]["harness_tokens"] == r["data"]["raw_tokens"] for r in unsliced)
+    sliced = [r for r in runs if r["data"]["slicer"]]
+    assert all(r["data"]["harness_tokens"] == r["data"]["view_tokens"] for r in sliced)
+    base = sum(r["data"]["harness_tokens"] for r in runs)
     assert t["harness_baseline"] == base
-    assert t["saved"] == base - sum(r["data"]["delivered_tokens"] for r in counted)
-    assert t["baseline"] == {"runs_counted": 4, "exact": 0, "estimated": 4, "unknown": 1, "excluded_search": 0,
+    assert t["saved"] == base - sum(r["data"]["delivered_tokens"] for r in runs)
+    assert t["baseline"] == {"runs_counted": 5, "exact": 5, "estimated": 0, "unknown": 0, "excluded_search": 0,
                              "cut_failure": 0, "cut_success": 0}
     co = card["cost"]
     assert co["price_per_extra_round"] == 2000 and co["extra_rounds"] == 2

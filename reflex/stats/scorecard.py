@@ -108,7 +108,7 @@ def run_tokens(c) -> tuple[int, int | None, str, bool]:
     would have cut the raw output) for a call that ctx ran.
 
     how: "exact" (the daemon recorded harness_tokens), "estimated" (proportional model),
-    "unknown" (the agent sliced its own output: the slice's size is not recorded),
+    "unknown" (no baseline recorded, e.g. a sliced run from an older daemon),
     "search" (a search is never counted as saved)."""
     r = c.run
     failed = td.is_failure(r.exit_code, r.command)
@@ -123,10 +123,12 @@ def run_tokens(c) -> tuple[int, int | None, str, bool]:
     cut = bool(r.raw_bytes) and td.kept_chars(r.raw_bytes, failed)[1]
     if r.family == "search":
         return delivered, None, "search", cut
+    if r.harness_tokens is not None:
+        # The daemon counted what the harness alone would have delivered (for a sliced
+        # run: the agent's own slice of the output, cut as the harness cuts).
+        return delivered, r.harness_tokens, "exact", cut
     if r.slicer:
         return delivered, None, "unknown", cut
-    if r.harness_tokens is not None:
-        return delivered, r.harness_tokens, "exact", cut
     if r.raw_tokens is not None and r.raw_bytes:
         return delivered, td.estimate_harness_tokens(r.raw_tokens, r.raw_bytes, failed), "estimated", cut
     return delivered, None, "unknown", cut
