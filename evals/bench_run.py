@@ -53,6 +53,7 @@ def main():
         for _ in range(args.runs):
             for k, argv in arms.items():
                 times[k].append(t(argv, env))
+        res_daemon = daemon_latency(paths, fast, env)
     finally:
         _common.stop_daemon(paths, proc)
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -64,14 +65,59 @@ def main():
            "overhead_vs_interp_c_pass": round(overhead / med["interp -c pass"], 3),
            "overhead_vs_interp_S_c_pass": round(overhead / med["interp -S -c pass"], 3)}
     res["digest_latency"] = digest_latency()
+    res["daemon_latency"] = res_daemon
     for k, v in res["median_ms"].items():
         print("%-26s %8.2f ms" % (k, v))
     print("ctx run overhead: %.2f ms = %.2fx python3 -c pass, %.2fx interp -c pass, %.2fx interp -S" % (
         res["overhead_ms"], res["overhead_vs_python3_c_pass"], res["overhead_vs_interp_c_pass"],
         res["overhead_vs_interp_S_c_pass"]))
     for k, v in res["digest_latency"].items():
-        print("digest %-10s median %.1f ms (n=%d)" % (k, v["median_ms"], v["n"]))
+        print("digest after the fact %-6s median %.1f ms (n=%d)" % (k, v["median_ms"], v["n"]))
+    for k, v in res["daemon_latency"].items():
+        print("daemon, ctx run %-6s median %.1f ms after exit (store+count tail+digest; n=%d)" % (
+            k, v["median_ms"], v["n"]))
     print("wrote", _common.write_json("bench_run.json", res))
+
+
+EMIT = r"""
+import sys, time
+line = b"tests/test_mod.py::test_case PASSED [ 50%%] some log text value=123456\n"
+n = %d // len(line)
+chunk = line * 2000
+for i in range(0, n, 2000):
+    sys.stdout.buffer.write(chunk)
+    time.sleep(0.005)
+"""
+
+
+def daemon_latency(paths, fast, env):
+    """Daemon-side time from the command's exit to the digest (store + count tail + render),
+    for commands that emit 100 KB and 5 MB over their run, as test runners do; read from
+    the timing each run records in the ledger."""
+    import json
+    import sqlite3
+    out = {}
+    for label, size in (("100KB", 100 * 1024), ("5MB", 5 * 1024 * 1024)):
+        script = os.path.join(paths.home, "emit_%s.py" % label)
+        with open(script, "w") as f:
+            f.write(EMIT % size)
+        for _ in range(5):
+            subprocess.run([fast, "run", "--", "%s %s" % (sys.executable, script)], stdout=subprocess.DEVNULL,
+                           env=env)
+        conn = sqlite3.connect(paths.ledger)
+        rows = conn.execute("SELECT data FROM events WHERE kind='run' AND command LIKE ? ORDER BY id DESC LIMIT 5",
+                            ("%" + os.path.basename(script),)).fetchall()
+        conn.close()
+        xs = []
+        counted = 0
+        for (d,) in rows:
+            t = json.loads(d).get("timing_ms") or {}
+            xs.append(t.get("store", 0) + t.get("follow", 0) + t.get("digest", 0))
+            counted += 1 if t.get("counted_while_running") else 0
+        if xs:
+            out[label] = {"n": len(xs), "median_ms": round(statistics.median(xs), 2), "max_ms": round(max(xs), 2),
+                          "counted_while_running": counted}
+    return out
 
 
 def digest_latency():

@@ -94,9 +94,15 @@ def run_rows():
            row(4, "ctx run overhead over bare command (small output)", d["overhead_ms"], "ms",
                "interp -c pass", m.get("interp -c pass"))]
     for label, target in (("100KB", 20), ("5MB", 200)):
+        v = _get(d, "daemon_latency.%s.median_ms" % label)
+        out.append(row(4, "digest latency in the daemon, %s output via ctx run (median, exit to digest)" % label,
+                       v, "ms", target="< %d ms" % target, ok=(v < target) if v else None,
+                       note="tokens counted while the command ran: %s of %s runs" % (
+                           _get(d, "daemon_latency.%s.counted_while_running" % label),
+                           _get(d, "daemon_latency.%s.n" % label))))
         v = _get(d, "digest_latency.%s.median_ms" % label)
-        out.append(row(4, "digest latency, %s output (median, tokenizer warm)" % label, v, "ms",
-                       target="< %d ms" % target, ok=(v < target) if v else None))
+        out.append(row(4, "digest after the fact, %s output (build_digest in-process, tokenizer warm)" % label, v,
+                       "ms", note="the path taken when the daemon could not follow the run"))
     return out
 
 
@@ -166,10 +172,18 @@ def stats_rows():
     d = _load("bench_stats.json")
     if not d:
         return [row(6, "ctx stats", None, note="not measured")]
-    return [row(6, "ctx stats --session on %s events" % d.get("events"), d.get("stats_session_ms"), "ms",
-                target="< 300 ms", ok=d.get("stats_ok")),
-            row(6, "ctx policy compile", d.get("compile_s"), "s", target="< 30 s, < 500 MB",
-                ok=d.get("compile_ok"), note="peak %s MB" % d.get("compile_peak_mb"))]
+    sess = d.get("stats_session_ms") or d.get("stats_session_json_ms") or {}
+    if not isinstance(sess, dict):
+        sess = {"median": sess}
+    pc = d.get("policy_compile") or {}
+    return [row(6, "ctx stats --session on %s events / %s sessions (subprocess, median)" % (
+                    d.get("events"), d.get("sessions")), sess.get("median"), "ms", target="< 300 ms",
+                ok=(sess.get("median") or 999) < 300),
+            row(6, "ctx stats --last (text)", _get(d, "stats_last_text_ms.median"), "ms", target="< 300 ms",
+                ok=(_get(d, "stats_last_text_ms.median") or 999) < 300),
+            row(6, "ctx policy compile over that ledger", pc.get("wall_s"), "s", target="< 30 s, < 500 MB",
+                ok=(pc.get("wall_s") or 99) < 30 and (pc.get("peak_rss_mb") or 999) < 500,
+                note="peak RSS %s MB" % pc.get("peak_rss_mb"))]
 
 
 def peers_rows():

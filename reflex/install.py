@@ -185,31 +185,31 @@ def install(paths, settings_file, *, launcher, transport="command", port=None, d
         token = ensure_token(paths) if not dry_run else "<token>"
     current, text = load_settings(settings_file)
     new = merged(current, hook_entries(launcher, transport, port, token))
+
+    def remember(cfg, target):
+        cfg["installed_settings"] = [f for f in cfg.get("installed_settings") or [] if f != target] + [target]
+        cfg["launcher"] = launcher
+        if transport == "http":
+            cfg["http_port"] = int(port)
+    return _apply(paths, settings_file, current, new, text, dry_run, remember)
+
+
+def _apply(paths, settings_file, current, new, text, dry_run, update_config):
+    """Write `new` if it differs (after a backup) and record the file in ctx's config."""
     changed = new != current
     backup = None
     if not dry_run:
         if changed:
             backup = write_settings(settings_file, new, text)
         cfg = config_mod.load(paths.config)
-        files = [f for f in cfg.get("installed_settings") or [] if f != settings_file]
-        cfg["installed_settings"] = files + [os.path.abspath(settings_file)]
-        cfg["launcher"] = launcher
-        if transport == "http":
-            cfg["http_port"] = int(port)
+        update_config(cfg, os.path.abspath(settings_file))
         config_mod.save(paths.config, cfg)
     return new, changed, backup
 
 
 def uninstall(paths, settings_file, *, dry_run=False):
     current, text = load_settings(settings_file)
-    new = strip_ours(current)
-    changed = new != current
-    backup = None
-    if not dry_run:
-        if changed:
-            backup = write_settings(settings_file, new, text)
-        cfg = config_mod.load(paths.config)
-        cfg["installed_settings"] = [f for f in cfg.get("installed_settings") or []
-                                     if f != os.path.abspath(settings_file)]
-        config_mod.save(paths.config, cfg)
-    return new, changed, backup
+
+    def forget(cfg, target):
+        cfg["installed_settings"] = [f for f in cfg.get("installed_settings") or [] if f != target]
+    return _apply(paths, settings_file, current, strip_ours(current), text, dry_run, forget)

@@ -60,6 +60,7 @@ def main(argv):
     from .pipesplit import split
     parts = split(command)
     producer, slicer = parts if parts else (command, None)
+    _announce(paths, uid, capture)
     t0 = time.time()
     code = _run(producer, cfd)
     duration_ms = (time.time() - t0) * 1000.0
@@ -114,6 +115,18 @@ def main(argv):
 
 
 VIEW_CAP = 4 * 1024 * 1024
+
+
+def _announce(paths, uid, capture):
+    """Tell the daemon where the output goes, so it can count tokens while the command runs.
+
+    Best effort with a tight budget: without a daemon the run proceeds unchanged."""
+    head = ('{"v":%d,"op":"run.start","uid":"%s","capture":%s}\n'
+            % (wire.PROTOCOL, uid, wire.json_str(capture))).encode()
+    try:
+        client.request(paths, head, connect_timeout=0.05, reply_timeout=0.2)
+    except client.Unavailable:
+        pass
 
 
 def _slice(slicer, cfd, view_path):

@@ -35,6 +35,8 @@ class DaemonContext:
         self._wt_starting = set()
         from .reflexes import ReflexHub
         self.reflexes = ReflexHub(self)
+        from .follow import Followers
+        self.followers = Followers(log)
 
     def start(self):
         self.writer.start()

@@ -109,6 +109,14 @@ class Ops:
         written = await self._commit(_finish(ev), session=session)
         return Reply({"seq": written.seq, "duplicate": written.duplicate}, out=out, err=err)
 
+    async def op_run_start(self, hdr, body):
+        capture = hdr.get("capture")
+        uid = hdr.get("uid")
+        if not isinstance(capture, str) or not _inside(capture, self.ctx.paths.captures) or \
+                not isinstance(uid, str) or not (8 <= len(uid) <= 64):
+            return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
+        return Reply({"following": self.ctx.followers.start(uid, capture)})
+
     async def op_run_finish(self, hdr, body):
         capture = hdr.get("capture")
         if not isinstance(capture, str) or not _inside(capture, self.ctx.paths.captures):
@@ -136,7 +144,8 @@ class Ops:
         density, reason = requested_detail(sig, density, reason)
         view = body.decode("utf-8", "replace") if slicer is not None else None
         work = await self.loop.run_in_executor(
-            self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd)
+            self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
+            uid)
         bid, size, digest, digest_error, baselines = work
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,

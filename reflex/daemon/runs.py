@@ -12,21 +12,31 @@ class RunStore:
     def __init__(self, ctx):
         self.ctx = ctx
 
-    def finish(self, capture, family, exit_code, command, density, reason, view, cwd):
+    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None):
         """-> (blob id, size, Digest | None, error text | None, extra data for the run event)."""
+        import time
+        t0 = time.perf_counter()
         with open(capture, "rb") as f:
             raw = f.read()
         bid = self.ctx.blobs.put(raw)
+        t1 = time.perf_counter()
         from .. import blobs
         handle = blobs.handle_of(bid)
+        raw_tokens = self.ctx.followers.finish(uid, len(raw)) if uid else None
+        t2 = time.perf_counter()
         try:
             from ..digest import build_digest
             d = build_digest(raw, family=family, exit_code=exit_code, command=command, handle=handle,
-                             density=density, reason=reason, requested_view=view, cwd=cwd)
+                             density=density, reason=reason, requested_view=view, cwd=cwd,
+                             raw_tokens=raw_tokens)
         except Exception as e:  # never lose a run to a digest bug
             self.ctx.log("digest failed for %s (%s): %r\n%s" % (handle, family, e, traceback.format_exc()))
             return bid, len(raw), None, "%s: %s" % (type(e).__name__, e), {}
-        return bid, len(raw), d, None, self._baselines(raw, exit_code, command, view)
+        t3 = time.perf_counter()
+        extra = self._baselines(raw, exit_code, command, view)
+        extra["timing_ms"] = {"store": round((t1 - t0) * 1000, 2), "follow": round((t2 - t1) * 1000, 2),
+                              "digest": round((t3 - t2) * 1000, 2), "counted_while_running": raw_tokens is not None}
+        return bid, len(raw), d, None, extra
 
     def _baselines(self, raw, exit_code, command, view):
         """What the harness alone would have delivered (the savings baseline, counted exactly)."""

@@ -6,15 +6,23 @@ import sqlite3
 from . import schema
 
 
-def iter_events(ledger_path, session=None):
-    conn = sqlite3.connect("file:%s?mode=ro" % ledger_path, uri=True)
-    cols = ("id",) + schema.EVENT_COLUMNS
-    sql = "SELECT %s FROM events" % ", ".join(cols)
+COLUMNS = ("id",) + schema.EVENT_COLUMNS
+
+
+def events_query(session=None):
+    """(sql, args) selecting COLUMNS of every event (or one session's), in global order."""
+    sql = "SELECT %s FROM events" % ", ".join(COLUMNS)
     args = ()
     if session:
         sql += " WHERE session_id = ?"
         args = (session,)
-    sql += " ORDER BY id"
+    return sql + " ORDER BY id", args
+
+
+def iter_events(ledger_path, session=None):
+    conn = sqlite3.connect("file:%s?mode=ro" % ledger_path, uri=True)
+    cols = COLUMNS
+    sql, args = events_query(session)
     try:
         for row in conn.execute(sql, args):
             r = dict(zip(cols, row))

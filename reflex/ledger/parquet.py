@@ -34,14 +34,9 @@ def export_parquet(ledger_path, out_path, session=None) -> int:
     half-written export under the final name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    cols = ("id",) + schema.EVENT_COLUMNS
+    from .export import COLUMNS as cols, events_query
     sch = arrow_schema()
-    sql = "SELECT %s FROM events" % ", ".join(cols)
-    args = ()
-    if session:
-        sql += " WHERE session_id = ?"
-        args = (session,)
-    sql += " ORDER BY id"
+    sql, args = events_query(session)
     out_path = os.fspath(out_path)
     tmp = os.path.join(os.path.dirname(os.path.abspath(out_path)), ".%s.%d.tmp" % (os.path.basename(out_path), os.getpid()))
     conn = sqlite3.connect("file:%s?mode=ro" % ledger_path, uri=True)
