@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from .. import claude_answers, decide, local_decision, payload, permissions, project
 from ..hookmodels import ClaudeHookInput
+from ..intents import declare
 
 _EXIT_RE = re.compile(r"^\s*Exit code (-?\d+)")
 _DATA_ERROR_CHARS = 2000
@@ -83,6 +84,7 @@ class ClaudeHandler:
         if denial is not None:
             ev.update(decision="deny", decision_detail=denial.rule)
             fields["safety"] = denial.to_dict()
+            fields["intents"] = [declare("deny")]
             return claude_answers.deny(denial.reason)
         fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd)
         if hook.tool_name != "Bash" or hook.command is None:
@@ -109,6 +111,7 @@ class ClaudeHandler:
         permission = self.ctx.rewrite_permission(d.permission)
         ev.update(decision="rewrite", decision_detail=d.command)
         fields["permission"] = permission
+        fields["intents"] = [declare("rewrite")]
         fields["rule_verdict"] = verdict
         if hook.tool_use_id:
             self._remember(hook.tool_use_id, (hook.command, d.command))

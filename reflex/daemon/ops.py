@@ -258,7 +258,13 @@ def requested_detail(sig, density, reason):
 
 
 def digest_summary(d):
-    return {"profile": d.profile, "density": d.density,
+    from ..intents import declare
+    intents = []
+    if d.truncated or sum(d.omitted.values()) or (d.hints and not d.passthrough):
+        intents.append(declare("digest"))
+    if d.hints and not d.passthrough:
+        intents.append(declare("hints"))
+    return {"intents": intents,"profile": d.profile, "density": d.density,
             "failed_ids": [f.id for f in d.facts.failures if f.id][:200],
             "failed_count": (d.facts.counts.failed or 0) + (d.facts.counts.errors or 0),
             "hints": [h.address for h in d.hints][:200], "omitted": sum(d.omitted.values()),
