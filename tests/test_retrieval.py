@@ -29,6 +29,7 @@ def project(tmp_path):
     d = tmp_path / "proj"
     d.mkdir()
     (d / "test_numbers.py").write_text(FAILING)
+    (d / "pyproject.toml").write_text("[project]\nname = 'numbers'\n")  # a project root: watched
     return d
 
 

@@ -13,7 +13,18 @@ from .. import blobs, config as config_mod, permissions
 from ..ledger.writer import LedgerWriter
 
 
-WORKTREE_SETTLE_S = 0.3  # > the watcher's debounce (50 ms, at most 150 ms) plus delivery
+WORKTREE_SETTLE_S = 0.3
+# A directory is only watched when it looks like a project: watching / or ~ or
+# /tmp (where an agent sometimes runs one-off commands) would scan and watch
+# huge unrelated trees and spend the daemon's CPU on other programs' churn.
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "Cargo.toml",
+                   "Makefile", "mix.exs", "pom.xml", "build.gradle", "Gemfile", "composer.json", ".hg")
+
+
+def _watchable(root, home):
+    if not root or root in ("/", home, "/tmp", "/var/tmp", os.environ.get("TMPDIR", "/tmp")):
+        return False
+    return any(os.path.exists(os.path.join(root, m)) for m in PROJECT_MARKERS)  # > the watcher's debounce (50 ms, at most 150 ms) plus delivery
 
 
 class DaemonContext:
@@ -28,6 +39,7 @@ class DaemonContext:
         self.writer = LedgerWriter(paths.ledger, log=log)
         self._reader_local = threading.local()
         self._rules_cache = {}
+        self._rules_checked = {}
         self._sig = None
         self._wt = None
         self._wt_pool = None
@@ -35,6 +47,7 @@ class DaemonContext:
         self._wt_starting = set()
         from .reflexes import ReflexHub
         self.reflexes = ReflexHub(self)
+        self.fold_stats = {"events": 0, "seconds": 0.0}
         from .follow import Followers
         self.followers = Followers(log)
 
@@ -68,7 +81,19 @@ class DaemonContext:
 
     # -- policy inputs -------------------------------------------------------
     def rules_for(self, project_root, home):
-        """The user's Bash rules for a project; re-read when a settings file changes."""
+        """The user's Bash rules for a project; re-read when a settings file changes.
+
+        The stat calls are themselves rate-limited to once a second per project: Claude Code
+        hot-reloads settings on its side, and a second's lag is far below a human edit."""
+        now = time.monotonic()
+        fast = self._rules_checked.get((project_root, home))
+        if fast and now - fast[0] < 1.0:
+            return fast[1]
+        rules = self._rules_for(project_root, home)
+        self._rules_checked[(project_root, home)] = (now, rules)
+        return rules
+
+    def _rules_for(self, project_root, home):
         files = permissions.settings_files(project_root, home, self.cfg.get("installed_settings") or ())
         stamp = []
         for f in files:
@@ -123,7 +148,7 @@ class DaemonContext:
             return None
         from .. import project
         root = project.project_root(cwd)
-        if root in ("/", self.home_dir) or not root:
+        if not _watchable(root, self.home_dir):
             return None
         if root not in self._wt_ready:
             if root not in self._wt_starting:
@@ -163,11 +188,15 @@ class DaemonContext:
             return []
         row = dict(ev)
         row["seq"] = written.seq
+        t0 = time.perf_counter()
         try:
             return self.reflexes.observe(row)
         except Exception as e:
             self.log("fold failed on %s: %r" % (ev.get("uid"), e))
             return []
+        finally:
+            self.fold_stats["events"] += 1
+            self.fold_stats["seconds"] += time.perf_counter() - t0
 
     def warm(self):
         try:

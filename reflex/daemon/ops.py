@@ -80,7 +80,10 @@ class Ops:
     async def op_status(self, hdr, body):
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": wire.PROTOCOL,
                       "uptime_s": round(time.time() - self.started, 3), "requests": self.requests,
-                      "ledger": dict(self.ctx.writer.stats)})
+                      "ledger": dict(self.ctx.writer.stats),
+                      "fold": {"events": self.ctx.fold_stats["events"],
+                               "mean_us": round(1e6 * self.ctx.fold_stats["seconds"]
+                                                / max(1, self.ctx.fold_stats["events"]), 1)}})
 
     async def op_shutdown(self, hdr, body):
         if self.stop_requested is not None:

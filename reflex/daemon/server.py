@@ -57,6 +57,7 @@ class Server:
         self.ops = Ops(self.ctx, loop, self.executor)
         self.ops.stop_requested = self.stopping.set
         self.spool_lock = asyncio.Lock()
+        self._spool_seen = -1
         self.ops.drain_spool = self._drain_if_pending
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.stopping.set)
@@ -216,6 +217,15 @@ class Server:
         return count
 
     async def _drain_if_pending(self):
+        # One stat per live event instead of a listdir: the spool directory's
+        # mtime moves whenever a shim adds a frame (or we remove one).
+        try:
+            stamp = os.stat(self.paths.spool).st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp == self._spool_seen and not self.spool_lock.locked():
+            return
+        self._spool_seen = stamp
         if not self.spool_lock.locked() and not spool.pending(self.paths.spool):
             return
         async with self.spool_lock:  # waits for an ingestion already under way

@@ -45,8 +45,32 @@ def _coerce(command) -> str:
     return text
 
 
+_MEMO: dict = {}
+_MEMO_MAX = 4096
+_MEMO_TEXT_MAX = 4096
+
+
 def signature(command, cwd: str | None = None) -> Signature:
-    """-> the Signature of a shell command run in cwd.  Never raises."""
+    """-> the Signature of a shell command run in cwd.  Never raises.
+
+    Memoised for ordinary commands: a Signature is immutable and a pure function of
+    (command, cwd), and the daemon asks for the same one several times per call (the hook
+    decision, the post event, the fold, ctx run).  Long commands are not kept."""
+    key = (command, cwd) if isinstance(command, str) and len(command) <= _MEMO_TEXT_MAX and \
+        (cwd is None or isinstance(cwd, str)) else None
+    if key is not None:
+        hit = _MEMO.get(key)
+        if hit is not None:
+            return hit
+    sig = _signature(command, cwd)
+    if key is not None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[key] = sig
+    return sig
+
+
+def _signature(command, cwd):
     text = _coerce(command)
     if cwd is not None and not isinstance(cwd, str):
         cwd = _coerce(cwd)
