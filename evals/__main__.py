@@ -34,6 +34,7 @@ BENCHES = {
     "worktree": ("bench_worktree.py", ["--files", "5000", "--edits", "15", "--no-limit-run"], ["--no-limit-run"], 300),
     "fold": ("bench_fold.py", ["--rounds", "1"], [], 300),
     "replay": ("bench_replay.py", ["--rounds", "1"], [], 300),
+    "labels": ("bench_labels.py", [], [], 300),
     "stats": ("bench_stats.py", ["--quick"], [], 1200),
     "peers": ("bench_peers.py", ["--quick"], [], 900),
     "referee": ("referee.py", ["--quick"], [], 1200),
@@ -92,6 +93,14 @@ def main():
         runs[name] = run_bench(name, args.quick)
         print("   %s (%ss)" % (runs[name]["status"], runs[name].get("seconds")), flush=True)
     from evals import report
+    if args.only:
+        # A partial run keeps the statuses of the benchmarks it did not re-run.
+        try:
+            with open(os.path.join(HERE, "report.json")) as f:
+                previous = json.load(f).get("runs", {})
+            runs = dict(previous, **runs)
+        except (OSError, ValueError):
+            pass
     doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full",
                               "versions": versions(), "cpus": os.cpu_count()})
     with open(os.path.join(HERE, "report.json"), "w") as f:

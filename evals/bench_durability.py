@@ -56,7 +56,7 @@ def _daemon_pid(paths):
         return 0
 
 
-def run(events=10000, clients=8, seed=7, min_gap=0.8, max_gap=2.0, log=print):
+def run(events=10000, clients=8, seed=7, min_gap=0.3, max_gap=0.9, log=print):
     """Returns a result dict; the caller decides what 'pass' means."""
     paths = _common.setup_env("ctx-durability-")
     rng = random.Random(seed)
@@ -132,8 +132,8 @@ def main():
     ap.add_argument("--events", type=int, default=10000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--min-gap", type=float, default=0.8, help="seconds between kills, at least")
-    ap.add_argument("--max-gap", type=float, default=2.0)
+    ap.add_argument("--min-gap", type=float, default=0.3, help="seconds between kills, at least")
+    ap.add_argument("--max-gap", type=float, default=0.9)
     a = ap.parse_args()
     res = run(a.events, a.clients, a.seed, a.min_gap, a.max_gap)
     print(json.dumps(res, indent=2))

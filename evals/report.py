@@ -168,6 +168,19 @@ def fold_rows():
     return out or [row(5, "fold/replay", None, note="not measured")]
 
 
+def labels_rows():
+    d = _load("bench_labels.json")
+    if not d:
+        return [row(5, "starvation vs hand labels", None, note="not measured")]
+    note = "%d re-runs labelled in %d real transcripts (%s); tp %d fp %d fn %d" % (
+        d["reruns_labelled"], d["transcripts"], ", ".join("%s %d" % kv for kv in d["by_label"].items() if kv[1]),
+        d["tp"], d["fp"], d["fn"])
+    return [row(5, "starvation precision vs labels", d["precision"], "", note=note),
+            row(5, "starvation recall vs labels", d["recall"], ""),
+            row(5, "false starvation on re-runs after a change", d["false_starvation_after_change"], "",
+                target="0", ok=d["false_starvation_after_change"] == 0)]
+
+
 def stats_rows():
     d = _load("bench_stats.json")
     if not d:
@@ -203,7 +216,7 @@ def referee_rows():
 
 
 EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, digest_rows,
-              worktree_rows, fold_rows, stats_rows, peers_rows, referee_rows]
+              worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows]
 
 
 def build(runs, meta):
