@@ -35,7 +35,7 @@ BENCHES = {
     "fold": ("bench_fold.py", ["--rounds", "1"], [], 300),
     "replay": ("bench_replay.py", ["--rounds", "1"], [], 300),
     "labels": ("bench_labels.py", [], [], 300),
-    "stats": ("bench_stats.py", ["--quick"], [], 1200),
+    "stats": ("bench_stats.py", ["--sessions", "100", "--events", "500", "--repeat", "3"], [], 1200),
     "peers": ("bench_peers.py", ["--quick"], [], 900),
     "referee": ("referee.py", ["--quick"], [], 1200),
 }

@@ -52,14 +52,17 @@ def find_rtk():
 def find_context_mode(tmp):
     if not shutil.which("node") or not shutil.which("npm"):
         return None, "node/npm not installed"
-    d = Path(tmp) / "cm"
+    # Installed once into evals/out/cache (gitignored) and reused by later runs.
+    d = REPO / "evals" / "out" / "cache" / "context-mode"
     d.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(["npm", "install", "--silent", "--ignore-scripts", "--prefix", str(d), "context-mode"],
-                       capture_output=True, text=True, timeout=600)
     root = d / "node_modules" / "context-mode"
     hook = root / "hooks" / "pretooluse.mjs"
+    p = None
     if not hook.exists():
-        return None, "npm install context-mode failed: %s" % (p.stderr[-300:] or p.stdout[-300:])
+        p = subprocess.run(["npm", "install", "--silent", "--ignore-scripts", "--prefix", str(d), "context-mode"],
+                           capture_output=True, text=True, timeout=600)
+    if not hook.exists():
+        return None, "npm install context-mode failed: %s" % ((p.stderr[-300:] or p.stdout[-300:]) if p else "?")
     return root, None
 
 

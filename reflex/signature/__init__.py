@@ -70,7 +70,7 @@ def signature(command, cwd: str | None = None) -> Signature:
     return sig
 
 
-def _signature(command, cwd):
+def _signature(command, cwd=None):
     text = _coerce(command)
     if cwd is not None and not isinstance(cwd, str):
         cwd = _coerce(cwd)
