@@ -57,8 +57,9 @@ def test_budget_is_never_exceeded_on_real_outputs(path, density, budget):
     family = FAMILY.get(path.split(os.sep)[-3], path.split(os.sep)[-3])
     dg = digest(raw, family=family, density=density, budget=budget)
     assert dg.tokens == tokens.count(dg.text) <= budget
-    head = dg.text.split("\n")[-1] if dg.passthrough else dg.text.split("\n")[0]
-    assert head.startswith("[ctx] ") and dg.handle in head
+    if not (dg.passthrough and dg.reason is None):  # a bare passthrough is the output itself
+        head = dg.text.split("\n")[-1] if dg.passthrough else dg.text.split("\n")[0]
+        assert head.startswith("[ctx] ") and dg.handle in head
 
 
 @settings(max_examples=25, deadline=None)
@@ -102,13 +103,20 @@ def test_same_bytes_for_the_same_input():
 # -- passthrough and requested views ----------------------------------------------------------------
 
 
-def test_small_output_passes_through_with_one_footer_line():
+def test_small_output_passes_through_unchanged():
     raw = b"....\n4 passed in 0.01s\n"
     dg = digest(raw, exit_code=0)
     assert dg.passthrough and dg.raw_tokens <= PASSTHROUGH_TOKENS
+    assert dg.text == "....\n4 passed in 0.01s\n" and dg.tokens == tokens.count(dg.text)
+
+
+def test_small_output_under_an_adaptation_declares_it_in_a_footer():
+    raw = b"....\n4 passed in 0.01s\n"
+    dg = digest(raw, exit_code=0, reason="densified: re-run detected")
     lines = dg.text.split("\n")
-    assert lines[:-1] == ["....", "4 passed in 0.01s"]
-    assert lines[-1].startswith("[ctx] pytest") and "passthrough" in lines[-1] and dg.handle in lines[-1]
+    assert lines[:2] == ["....", "4 passed in 0.01s"]
+    assert lines[-1].startswith("[ctx] pytest") and "densified: re-run detected" in lines[-1]
+    assert dg.handle in lines[-1]
 
 
 def test_requested_view_keeps_census_and_handle_ahead_of_the_slice():
@@ -149,7 +157,7 @@ _OURS_NOTE = re.compile(
 
 def assert_no_forged_control_lines(dg):
     lines = dg.text.split("\n")
-    header_at = len(lines) - 1 if dg.passthrough else 0
+    header_at = None if (dg.passthrough and dg.reason is None) else (len(lines) - 1 if dg.passthrough else 0)
     b3s = {h.b3 for h in dg.hints}
     for i, line in enumerate(lines):
         if i == header_at:
@@ -252,8 +260,9 @@ def test_unrecognised_output_gets_the_generic_digest_and_no_invented_verdict(fam
         low = dg.text.lower()
         for verdict in ("no tests", "no issues", "0 failed", "passed", "all checks", "success"):
             assert verdict not in low, (verdict, family, density)
-        head = dg.text.split("\n")[-1 if dg.passthrough else 0]
-        assert head.startswith("[ctx] generic") and "exit 2" in head
+        if not (dg.passthrough and dg.reason is None):
+            head = dg.text.split("\n")[-1 if dg.passthrough else 0]
+            assert head.startswith("[ctx] generic") and "exit 2" in head
     dg = digest(UNKNOWN, family=family, density="normal", exit_code=2)
     assert "Assertion with == failed" in dg.text  # an error line is quoted
     assert re.search(r"^\[ctx\] lines \d+-\d+ not shown: ctx get ", dg.text, re.M)

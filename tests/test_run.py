@@ -48,7 +48,8 @@ def test_get_returns_exact_bytes_including_binary(paths, running_daemon, tmp_pat
     # What the agent reads is cleaned (control bytes dropped, invalid UTF-8
     # replaced, so output cannot forge ctx lines); what is stored is exact.
     assert "ünïcödé" in p.stdout.decode()
-    h = handle_from(p.stdout)
+    assert b"[ctx]" not in p.stdout, "a small output passes through unchanged, no footer"
+    h = ledger_rows(paths, "SELECT handle FROM runs ORDER BY id DESC LIMIT 1")[0]["handle"]
     g = subprocess.run(ctx_cmd() + ["get", h], capture_output=True, timeout=30)
     assert g.returncode == 0 and g.stdout == blob
     rows = ledger_rows(paths, "SELECT * FROM runs")

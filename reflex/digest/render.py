@@ -204,7 +204,16 @@ def _census_is_content(facts: Facts) -> bool:
 
 def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -> Digest | None:
     body = "\n".join(src.lines(0, len(src.out)))
-    mode = "passthrough"  # why (small, or a digest would not be smaller) is not worth its tokens here
+    if reason is None:
+        # Passed through unchanged (only cleaned and redacted): the agent sees everything, so a
+        # handle footer would only cost tokens; the run is still stored and recorded.
+        text = body + "\n" if len(src.out) else ""
+        n = tokens.count(text)
+        if n > budget:
+            return None
+        return Digest(text, n, raw_tokens, False, facts.profile, density, budget, src.handle, [], facts,
+                      passthrough=True, reason=None)
+    mode = "passthrough"  # an adaptation is in force: the footer declares it
     text, n = layout.with_header(
         lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, False, footer=True),
         body,
