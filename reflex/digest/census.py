@@ -244,7 +244,7 @@ def _diagnostics(facts: Facts, src: "Source", level: int) -> list[Group]:
     if level == 0:
         return _by_file(facts, src)
     if level == 1:
-        a, b = _by_file(facts, src, limit=100), _by_code(facts, src)
+        a, b = _by_file(facts, src, limit=48), _by_code(facts, src)
         # Many findings of few codes (a linter's usual shape) read better, and cost less, by code.
         return b if sum(g.tokens for g in b) < 0.75 * sum(g.tokens for g in a) else a
     if level == 2:
