@@ -50,6 +50,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from reflex.stats.timeline import Call, Timeline, build, signature_of
+from reflex.detectors.landings import names_test
 
 SCHEMA = "evidence_outcome/v1"
 OUTCOMES = ("retrieved", "narrowed", "landed", "validated_after_edit", "discriminated", "reversed",
@@ -126,19 +127,6 @@ def _path_hit(path: str, named: frozenset) -> str | None:
         n2 = n.lstrip("./")
         if n2 and (p == n2 or p.endswith("/" + n2) or n2.endswith("/" + p)):
             return n
-    return None
-
-
-def _names_test(sig, tests) -> str | None:
-    for s in sig.scope:
-        v = s.value
-        while v.startswith("./"):
-            v = v[2:]
-        for t in tests:
-            if v == t or t.startswith(v + "::") or t.startswith(v + "[") or t.endswith("/" + v):
-                return t
-            if s.kind in ("keyword", "name") and v and v in t:
-                return t
     return None
 
 
@@ -249,7 +237,7 @@ def _narrowed(tl, c: Call, calls) -> EvidenceOutcome | None:
     for x in cands:
         sig = signature_of(x.command, x.cwd)
         if is_narrower(sig, broad):
-            named = _names_test(sig, c.run.failed_ids)
+            named = names_test(sig, c.run.failed_ids)
             if named:
                 return _mk(tl, c, "narrowed", "narrower re-run of a named failing test: %s" % named, 1.0,
                            x.uid, next_tool_use_id=x.tool_use_id, command=x.command, test=named)

@@ -40,7 +40,8 @@ class DenyWatch:
                 "epoch": self.epoch, "left": self.left}
 
 
-def _names_test(sig, tests: tuple[str, ...]) -> str | None:
+def names_test(sig, tests: tuple[str, ...]) -> str | None:
+    """The named failing test a command's scope selects, if any (shared with evidence outcomes)."""
     for s in sig.scope:
         v = s.value
         while v.startswith("./"):
@@ -113,7 +114,7 @@ def detect(state, obs: Obs, policy) -> list[Firing]:
                 continue
             h = track.hints.get(core_hash)
             tests = h.tests if h is not None else ()
-            named = _names_test(sig, tests)
+            named = names_test(sig, tests)
             if named and h is not None and not h.resolved and h.epoch == track.epoch:
                 h.resolved = "narrower run"
             out.append(_landing(ev, core_hash, view.core,
