@@ -21,6 +21,7 @@ import _signal  # not `signal`: its enum wrappers cost ~3 ms per call here
 from . import client, paths as paths_mod, wire
 
 FINISH_TIMEOUT = float(os.environ.get("CTX_RUN_FINISH_TIMEOUT", "10"))
+CAPTURE_MIN_FREE = 16 * 1024 * 1024
 
 
 def _shell():
@@ -50,6 +51,11 @@ def main(argv):
     uid = os.urandom(10).hex()
     try:
         os.makedirs(paths.captures, mode=0o700, exist_ok=True)
+        # A full disk would let us create the capture and then silently swallow the
+        # command's output (its writes fail with ENOSPC): check first, run uncaptured.
+        st = os.statvfs(paths.captures)
+        if st.f_bavail * st.f_frsize < CAPTURE_MIN_FREE:
+            raise OSError(28, "only %d bytes free under %s" % (st.f_bavail * st.f_frsize, paths.captures))
         capture = os.path.join(paths.captures, uid + ".out")
         cfd = os.open(capture, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as e:
