@@ -40,12 +40,3 @@ def decode(data, truncated=False):
         raise Malformed("not_object", "payload is JSON but not an object")
     return obj
 
-
-def bash_command(obj):
-    """The Bash command of a tool event, or None."""
-    ti = obj.get("tool_input")
-    if isinstance(ti, dict):
-        cmd = ti.get("command")
-        if isinstance(cmd, str):
-            return cmd
-    return None

@@ -34,14 +34,6 @@ def encode_header(fields):
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
 
 
-def encode_frame(fields, body=b""):
-    fields = dict(fields)
-    fields.setdefault("v", PROTOCOL)
-    if body:
-        fields["len"] = len(body)
-    return encode_header(fields) + body
-
-
 def header_int(header, name, default=None):
     """Read an integer field from a header this module encoded (no json import)."""
     key = b'"' + name.encode() + b'":'

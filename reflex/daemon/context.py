@@ -210,5 +210,3 @@ class DaemonContext:
         except Exception as e:
             self.log("warm-up failed: %r" % (e,))
 
-    def now(self):
-        return time.time()
