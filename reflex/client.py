@@ -97,6 +97,26 @@ def request_json(paths, op, fields=None, body=b"", **timeouts):
     return parsed, out
 
 
+def with_daemon(paths, call, wait_s):
+    """call(), starting the daemon and retrying for up to wait_s if it is unavailable.
+
+    For the few callers for whom an answer is worth a wait (a session's first hook, an
+    explicit `ctx get`); everything else fails open at once instead.
+    """
+    deadline = time.monotonic() + wait_s
+    spawned = False
+    while True:
+        try:
+            return call()
+        except Unavailable:
+            if not spawned:
+                spawn_daemon(paths)
+                spawned = True
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def spawn_daemon(paths, python=None):
     """Start the daemon in the background unless another client just did.
 

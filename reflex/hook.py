@@ -91,7 +91,9 @@ def deliver(paths, harness, data, truncated=False):
         # import its stack): every tool call after this one then meets a
         # warm daemon instead of falling back.
         try:
-            reply, body = _start_and_retry(paths, head, data)
+            reply, body = client.with_daemon(
+                paths, lambda: client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
+                                              reply_timeout=REPLY_TIMEOUT), SESSION_START_WAIT)
         except client.Unavailable as e2:
             return _fallback(paths, harness, head, data, truncated, uid, str(e2))
     if not wire.header_true(reply, "ok"):
@@ -106,18 +108,6 @@ SESSION_START_WAIT = float(os.environ.get("CTX_SESSION_START_WAIT", "3"))
 def _is_session_start(data):
     head = data[:4096]
     return b'"hook_event_name":"SessionStart"' in head or b'"hook_event_name": "SessionStart"' in head
-
-
-def _start_and_retry(paths, head, data):
-    client.spawn_daemon(paths)
-    deadline = time.monotonic() + SESSION_START_WAIT
-    while True:
-        try:
-            return client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT, reply_timeout=REPLY_TIMEOUT)
-        except client.Unavailable:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def _env_fields():

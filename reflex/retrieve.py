@@ -9,7 +9,6 @@ stdlib-only.
 
 import os
 import sys
-import time
 
 from . import client, paths as paths_mod
 
@@ -17,18 +16,8 @@ START_WAIT_S = 5.0
 
 
 def _ask(paths, op, fields):
-    deadline = time.monotonic() + START_WAIT_S
-    spawned = False
-    while True:
-        try:
-            return client.request_json(paths, op, fields, connect_timeout=0.2, reply_timeout=30)
-        except client.Unavailable:
-            if not spawned:
-                client.spawn_daemon(paths)
-                spawned = True
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    return client.with_daemon(
+        paths, lambda: client.request_json(paths, op, fields, connect_timeout=0.2, reply_timeout=30), START_WAIT_S)
 
 
 def get_main(argv):
