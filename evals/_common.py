@@ -48,13 +48,12 @@ def stop_daemon(paths, proc=None):
         daemon_control.stop(paths)
     except Exception:
         pass
-    try:
-        with open(paths.lock) as f:
-            pid = int(f.read().strip() or 0)
-        if pid:
+    pid = daemon_control.lock_pid(paths)
+    if pid:
+        try:
             os.kill(pid, signal.SIGKILL)
-    except (OSError, ValueError):
-        pass
+        except OSError:
+            pass
     if proc is not None:
         try:
             proc.wait(5)

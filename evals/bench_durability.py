@@ -51,14 +51,6 @@ def _client(client_id, n, q, pace_s=0.002):
     q.put((client_id, worst))
 
 
-def _daemon_pid(paths):
-    try:
-        with open(paths.lock) as f:
-            return int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
-
-
 def run(events=10000, clients=8, seed=7, min_gap=0.15, max_gap=0.6, log=print):
     """Returns a result dict; the caller decides what 'pass' means."""
     paths = _common.setup_env("ctx-durability-")
@@ -83,7 +75,8 @@ def run(events=10000, clients=8, seed=7, min_gap=0.15, max_gap=0.6, log=print):
                 continue
             if stop.wait(rng.uniform(min_gap, max_gap)):
                 return
-            pid = _daemon_pid(paths)
+            from reflex.daemon_control import lock_pid
+            pid = lock_pid(paths)
             if pid:
                 try:
                     os.kill(pid, signal.SIGKILL)

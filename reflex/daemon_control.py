@@ -14,6 +14,18 @@ class DaemonError(Exception):
     pass
 
 
+def lock_pid(paths):
+    """The pid the daemon wrote into its instance lock (the live one, or the last one), or 0.
+
+    Unlike the status file it is written before the daemon serves, so it also finds a
+    daemon that is still starting (tests and benchmarks use it to kill what shims spawned)."""
+    try:
+        with open(paths.lock) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def status(paths):
     """{'running': bool, ...} from a live handshake, falling back to the status file."""
     info = {"running": False, "socket": paths.socket, "status_file": paths.status}

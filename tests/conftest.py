@@ -129,11 +129,8 @@ class DaemonProc:
 
 def _kill_strays(paths):
     """Daemons spawned by shims (not by the fixture) are found by their lock file."""
-    try:
-        with open(paths.lock) as f:
-            pid = int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        return
+    from reflex.daemon_control import lock_pid
+    pid = lock_pid(paths)
     if pid:
         try:
             os.kill(pid, signal.SIGKILL)

@@ -67,10 +67,8 @@ def _events(ctx_home: Path, session: str) -> list[dict]:
 
 
 def _daemon_pid(ctx_home: Path) -> int:
-    try:
-        return int((ctx_home / "run" / "ctxd.lock").read_text().strip() or 0)
-    except (OSError, ValueError):
-        return 0
+    from reflex import daemon_control, paths
+    return daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(ctx_home)}))
 
 
 def _kill_daemon(ctx_home: Path) -> None:
