@@ -86,12 +86,12 @@ class ClaudeHandler:
             fields["safety"] = denial.to_dict()
             fields["intents"] = [declare("deny")]
             return claude_answers.deny(denial.reason)
-        fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd)
+        root = project.project_root(hook.cwd, env)
+        fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd, root)
         if hook.tool_name != "Bash" or hook.command is None:
             ev["decision"] = "pass"
             return None
         sig = self._annotate(hook, ev)
-        root = project.project_root(hook.cwd, env)
         verdict = permissions.verdict(hook.command, self.ctx.rules_for(root, env["HOME"]),
                                       hook.permission_mode)
         stand_down, teaching = False, None

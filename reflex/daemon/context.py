@@ -45,6 +45,7 @@ class DaemonContext:
         self._wt_pool = None
         self._wt_ready = set()
         self._wt_starting = set()
+        self._watchable_cache = {}
         from .reflexes import ReflexHub
         self.reflexes = ReflexHub(self)
         self.fold_stats = {"events": 0, "seconds": 0.0}
@@ -137,18 +138,20 @@ class DaemonContext:
             self.log("density_for failed: %r" % (e,))
             return "normal", None
 
-    def worktree_hash(self, cwd):
+    def worktree_hash(self, cwd, root=None):
         """The project's worktree hash, or None while it is not (yet) reliably known.
 
         The first sight of a project root starts its scan in the background
         and answers None: a hook must never wait for a scan.  A root that is
         only polled (watch limit hit) answers None too, since its hash can lag.
+        `root` saves the caller's already-resolved project root a second walk.
         """
         if not cwd:
             return None
-        from .. import project
-        root = project.project_root(cwd)
-        if not _watchable(root, self.home_dir):
+        if root is None:
+            from .. import project
+            root = project.project_root(cwd)
+        if not self._watchable(root):
             return None
         if root not in self._wt_ready:
             if root not in self._wt_starting:
@@ -162,6 +165,16 @@ class DaemonContext:
             # edit evidence instead of trusting a hash that may lag.
             return None
         return st.hash
+
+    def _watchable(self, root):
+        # Cached: deciding costs a stat per project marker, and it is asked on every hook.
+        now = time.monotonic()
+        hit = self._watchable_cache.get(root)
+        if hit is None or now - hit[0] > 10.0:
+            if len(self._watchable_cache) > 4096:
+                self._watchable_cache.clear()
+            hit = self._watchable_cache[root] = (now, _watchable(root, self.home_dir))
+        return hit[1]
 
     def _worktrees(self):
         if self._wt is None:
