@@ -130,10 +130,10 @@ class DaemonContext:
             return None
 
     # -- reflex state and freshness (filled in by the reflex arc) -----------------
-    def density_for(self, session_id, core_hash, family, cwd=None):
+    def density_for(self, session_id, sig, family, cwd=None):
         """(density, reason) for the next digest of this signature in this session."""
         try:
-            return self.reflexes.density_for(session_id, core_hash, family, cwd)
+            return self.reflexes.density_for(session_id, sig, family, cwd)
         except Exception as e:  # the reflex arc must never cost the agent its output
             self.log("density_for failed: %r" % (e,))
             return "normal", None
@@ -203,7 +203,12 @@ class DaemonContext:
         row["seq"] = written.seq
         t0 = time.perf_counter()
         try:
-            return self.reflexes.observe(row)
+            outcomes = self.reflexes.observe(row)
+            if row.get("hook_event") == "SessionEnd":
+                # Bound the daemon's memory: a resumed session is rebuilt from the
+                # ledger on its next event (same prefix, same state).
+                self.reflexes.forget(row.get("session_id"))
+            return outcomes
         except Exception as e:
             self.log("fold failed on %s: %r" % (ev.get("uid"), e))
             return []

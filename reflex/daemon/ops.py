@@ -143,8 +143,7 @@ class Ops:
         sig = self.ctx.signature(command, cwd)
         family = sig.family if sig else "other"
         core_hash = sig.core_hash if sig else None
-        density, reason = self.ctx.density_for(session_id, core_hash, family, cwd)
-        density, reason = requested_detail(sig, density, reason)
+        density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
@@ -240,24 +239,6 @@ class Ops:
               "kind": "retrieval", "command": command, "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
               "decision": "none", "data": data}
         await self._commit(_finish(ev))
-
-
-# An explicit request for detail is honoured on the first run, not only after a
-# starved re-run: `--tb=long` / `-vv` asks for the tracebacks, so they are
-# inlined (RTK overrode exactly this request and its users re-ran to get it).
-_DETAIL = {("tb", "long"), ("tb", "native"), ("tb", "auto"), ("verbose", "2"), ("verbose", "3")}
-_ORDER = ("lean", "normal", "dense", "inline", "raw-capped")
-
-
-def requested_detail(sig, density, reason):
-    if sig is None or density not in _ORDER:
-        return density, reason
-    asked = [d for d in sig.decorations if (d.kind, d.value) in _DETAIL]
-    if not asked or _ORDER.index(density) >= _ORDER.index("inline"):
-        return density, reason
-    flag = "--tb=%s" % asked[0].value if asked[0].kind == "tb" else "-" + "v" * int(asked[0].value)
-    why = "detail requested (%s)" % flag
-    return "inline", ("%s; %s" % (reason, why)) if reason else why
 
 
 def digest_summary(d):

@@ -19,6 +19,7 @@ import os
 import time
 
 from .. import project as project_mod
+from ..digest.budget import DENSITIES  # the density ladder, least to most
 
 
 class ReflexHub:
@@ -105,14 +106,36 @@ class ReflexHub:
                             "policy_epoch": getattr(sr, "epoch", None), "recorded_at": time.time()})
         return out
 
-    def density_for(self, session_id, core_hash, family, cwd=None):
+    def density_for(self, session_id, sig, family, cwd=None):
+        """(density, reason) for the next digest: the session's reflex state for this
+        signature, raised to inline when the command itself asks for detail."""
+        core_hash = sig.core_hash if sig is not None else None
         if not session_id or session_id == "-" or not core_hash:
             policy, _ = self.policy_for(cwd)
-            return _start_density(policy, family), None
-        return self.session(session_id, cwd).density_for(core_hash, family)
+            density, reason = _start_density(policy, family), None
+        else:
+            density, reason = self.session(session_id, cwd).density_for(core_hash, family)
+        return requested_detail(sig, density, reason)
 
     def forget(self, session_id):
         self.sessions.pop(session_id, None)
+
+
+# An explicit request for detail is honoured on the first run, not only after a
+# starved re-run: `--tb=long` / `-vv` asks for the tracebacks, so they are
+# inlined (RTK overrode exactly this request and its users re-ran to get it).
+_DETAIL = {("tb", "long"), ("tb", "native"), ("tb", "auto"), ("verbose", "2"), ("verbose", "3")}
+
+
+def requested_detail(sig, density, reason):
+    if sig is None or density not in DENSITIES:
+        return density, reason
+    asked = [d for d in sig.decorations if (d.kind, d.value) in _DETAIL]
+    if not asked or DENSITIES.index(density) >= DENSITIES.index("inline"):
+        return density, reason
+    flag = "--tb=%s" % asked[0].value if asked[0].kind == "tb" else "-" + "v" * int(asked[0].value)
+    why = "detail requested (%s)" % flag
+    return "inline", ("%s; %s" % (reason, why)) if reason else why
 
 
 def _start_density(policy, family):
