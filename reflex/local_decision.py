@@ -36,10 +36,24 @@ def safety_denial(obj, environ=None):
         return None
     policy = safety.SafetyPolicy(project_root=project.project_root(cwd, env),
                                  home=env.get("HOME") or os.path.expanduser("~"),
-                                 allow=_allow_list(env))
+                                 allow=allow_list())
     return safety.check_tool(tool, tool_input, cwd, policy)
 
 
-def _allow_list(env):
-    raw = env.get("CTX_SAFETY_ALLOW", "")
-    return tuple(p for p in raw.split(os.pathsep) if p)
+_allow_cache = {}
+
+
+def allow_list():
+    """The user's `safety_allow` patterns from ctx's config, read here for both the shim and
+    the daemon so their decisions stay identical (cached by the file's mtime)."""
+    from . import config, paths
+    path = paths.resolve().config
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return ()
+    hit = _allow_cache.get(path)
+    if hit is None or hit[0] != stamp:
+        patterns = config.load(path).get("safety_allow") or ()
+        hit = _allow_cache[path] = (stamp, tuple(p for p in patterns if isinstance(p, str) and p))
+    return hit[1]

@@ -32,7 +32,7 @@ def ctx_env(tmp_path, monkeypatch):
     if TIKTOKEN_DIR:
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.path.abspath(TIKTOKEN_DIR))
     for var in ("CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "XDG_RUNTIME_DIR", "XDG_DATA_HOME",
-                "CTX_SAFETY_ALLOW", "CTX_REFLEXES"):
+                "CTX_REFLEXES"):
         monkeypatch.delenv(var, raising=False)
     yield home
     _kill_daemons_of(str(home))

@@ -85,3 +85,17 @@ def test_safety_deny_is_identical_with_daemon_down(paths, daemon, tmp_path):
     daemon.kill9()
     _, down, _, _ = run_hook(payload)
     assert up == down and json.loads(down)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_safety_allow_list_is_the_same_with_the_daemon_up_or_down(paths, daemon, tmp_path):
+    """`safety_allow` in ctx's config is honoured identically by the daemon and the shim."""
+    from reflex import config
+    config.save(paths.config, dict(config.DEFAULTS, safety_allow=[str(tmp_path / "fixtures" / "*.pem")]))
+    allowed = pre_bash("cat fixtures/test-cert.pem", cwd=str(tmp_path))
+    denied = pre_bash("cat other.pem", cwd=str(tmp_path))
+    daemon.start()
+    up = [run_hook(p)[1] for p in (allowed, denied)]
+    daemon.kill9()
+    down = [run_hook(p)[1] for p in (allowed, denied)]
+    assert up == down
+    assert up[0] == b"" and json.loads(up[1])["hookSpecificOutput"]["permissionDecision"] == "deny"

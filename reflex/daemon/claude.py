@@ -79,7 +79,6 @@ class ClaudeHandler:
         env = {"CLAUDE_PROJECT_DIR": hdr.get("pdir") or "", "HOME": hdr.get("home") or self.ctx.home_dir}
         if not env["CLAUDE_PROJECT_DIR"]:
             del env["CLAUDE_PROJECT_DIR"]
-        env["CTX_SAFETY_ALLOW"] = self.ctx.safety_allow_env
         denial = local_decision.safety_denial(hook.model_dump(), env)
         if denial is not None:
             ev.update(decision="deny", decision_detail=denial.rule)

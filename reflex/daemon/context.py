@@ -34,7 +34,6 @@ class DaemonContext:
         self.cfg = config_mod.load(paths.config)
         self.launcher = self.cfg.get("launcher") or config_mod.default_launcher()
         self.home_dir = os.path.expanduser("~")
-        self.safety_allow_env = os.pathsep.join(self.cfg.get("safety_allow") or ())
         self.blobs = blobs.BlobStore(paths.blobs)
         self.writer = LedgerWriter(paths.ledger, log=log)
         self._reader_local = threading.local()
