@@ -11,7 +11,7 @@ import os
 import time
 
 from .. import blobs, wire
-from .claude import ClaudeHandler
+from .claude import ClaudeHandler, base_event, malformed_event
 from .retrieval import Retrieval
 from .runs import RunStore
 
@@ -93,14 +93,13 @@ class Ops:
     async def op_hook(self, hdr, body):
         harness = hdr.get("harness")
         uid = hdr.get("uid")
-        if not isinstance(uid, str) or not (8 <= len(uid) <= 64):
+        if not _valid_uid(uid):
             return error("bad_request", "hook frames need a uid")
         if harness != "claude":
             # Unknown harness: recorded, answered with nothing.
-            ev = {"uid": uid, "ts": hdr.get("ts") or time.time(), "harness": str(harness)[:32],
-                  "spooled": 1 if hdr.get("spooled") else 0, "session_id": "-", "kind": "malformed",
-                  "decision": "none", "data": {"code": "unknown_harness", "bytes": len(body)}}
-            await self._commit(_finish(ev, 0))
+            ev = malformed_event(base_event(uid, hdr.get("ts") or time.time(), str(harness)[:32],
+                                            hdr.get("spooled")), "unknown_harness", "", body)
+            await self._commit(_finish(ev))
             return Reply(err=("ctx hook: unknown harness %r\n" % harness).encode())
         if not hdr.get("spooled") and self.drain_spool is not None:
             # Events a shim spooled while no daemon answered happened BEFORE
@@ -115,17 +114,16 @@ class Ops:
     async def op_run_start(self, hdr, body):
         capture = hdr.get("capture")
         uid = hdr.get("uid")
-        if not isinstance(capture, str) or not _inside(capture, self.ctx.paths.captures) or \
-                not isinstance(uid, str) or not (8 <= len(uid) <= 64):
+        if not self._capture_ok(capture) or not _valid_uid(uid):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
         return Reply({"following": self.ctx.followers.start(uid, capture)})
 
     async def op_run_finish(self, hdr, body):
         capture = hdr.get("capture")
-        if not isinstance(capture, str) or not _inside(capture, self.ctx.paths.captures):
+        if not self._capture_ok(capture):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
         uid = hdr.get("uid")
-        if not isinstance(uid, str) or not (8 <= len(uid) <= 64):
+        if not _valid_uid(uid):
             return error("bad_request", "run frames need a uid")
         try:
             st = os.lstat(capture)
@@ -211,6 +209,10 @@ class Ops:
         await self._record_retrieval(hdr, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
         return self._answer_reply(hdr, answer, data)
 
+    def _capture_ok(self, capture):
+        """ctx run's capture files live under CTX_HOME/captures; no other path is read."""
+        return isinstance(capture, str) and _inside(capture, self.ctx.paths.captures)
+
     def _answer_reply(self, hdr, answer, data):
         if hdr.get("json"):
             out = (json.dumps(answer.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode()
@@ -256,7 +258,11 @@ def digest_summary(d):
             "passthrough": d.passthrough}
 
 
-def _finish(ev, default_exit=None):
+def _valid_uid(uid):
+    return isinstance(uid, str) and 8 <= len(uid) <= 64
+
+
+def _finish(ev):
     import json
     ev.setdefault("recorded_at", time.time())
     data = ev.get("data")
