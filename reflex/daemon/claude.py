@@ -152,9 +152,10 @@ class ClaudeHandler:
 
     # -- helpers ----------------------------------------------------------
     def _annotate(self, hook, ev):
-        if hook.command is None:
+        """Family and core hash of the event's command (as the model wrote it) -> Signature."""
+        if ev.get("command") is None:
             return None
-        sig = self.ctx.signature(hook.command, hook.cwd)
+        sig = self.ctx.signature(ev["command"], hook.cwd)
         if sig is not None:
             ev["family"] = sig.family
             ev["core_hash"] = sig.core_hash
@@ -177,11 +178,7 @@ class ClaudeHandler:
                 if applied:
                     ev["command"] = original
                     ev["decision_detail"] = rewritten
-        if ev.get("command") is not None:
-            sig = self.ctx.signature(ev["command"], hook.cwd)
-            if sig is not None:
-                ev["family"] = sig.family
-                ev["core_hash"] = sig.core_hash
+        self._annotate(hook, ev)
 
     def _remember(self, tool_use_id, command):
         if len(self.expected_rewrites) > 10000:
