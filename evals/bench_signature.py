@@ -15,7 +15,6 @@ Usage: python evals/bench_signature.py [--rounds N]
 """
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -30,24 +29,7 @@ from evals import _common  # noqa: E402
 # repeated rounds through the memo would measure a dict lookup.
 from reflex.signature import _signature as signature  # noqa: E402
 
-CORPUS = os.path.join(_common.REPO, "tests", "data", "signature_corpus.jsonl")
-FIELDS = ("expect_cwd", "decorations", "scope", "reads", "writes", "wrapper_route")
-
-
-def load_corpus():
-    with open(CORPUS, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def observed(sig):
-    return {
-        "family": sig.family, "core": sig.core, "expect_cwd": sig.cwd,
-        "decorations": [[d.kind, d.value] for d in sig.decorations],
-        "scope": [[s.kind, s.value] for s in sig.scope],
-        "reads": [[r.path, r.lines] for r in sig.reads],
-        "writes": [[w.path, w.lines] for w in sig.writes],
-        "wrapper_route": list(sig.wrapper_route),
-    }
+from tests.signature_labels import FIELDS, load_corpus, observed  # noqa: E402
 
 
 def accuracy(rows):

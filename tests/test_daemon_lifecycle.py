@@ -10,8 +10,6 @@ import time
 
 from reflex import client, daemon_control, wire
 
-from .conftest import DaemonProc
-
 
 def raw_request(paths, data, timeout=5):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

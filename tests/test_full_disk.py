@@ -5,9 +5,7 @@ the disk is filled, hooks and `ctx run` are exercised, then space is freed.
 """
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 

@@ -4,8 +4,6 @@ import json
 import os
 import subprocess
 
-import pytest
-
 from reflex import install as inst
 
 from .conftest import ctx_cmd

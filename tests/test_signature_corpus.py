@@ -7,34 +7,13 @@ transcripts (typical), and a blind set labelled by hand before the
 implementation ran on it (blind).  evals/bench_signature.py prints every miss.
 """
 
-import json
-import os
-
 import pytest
 
 from reflex.signature import is_narrower, signature
 
-CORPUS = os.path.join(os.path.dirname(__file__), "data", "signature_corpus.jsonl")
-FIELDS = ("expect_cwd", "decorations", "scope", "reads", "writes", "wrapper_route")
+from .signature_labels import FIELDS, load_corpus, observed as _observed
 
-
-def _load():
-    with open(CORPUS, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-ROWS = _load()
-
-
-def _observed(sig):
-    return {
-        "family": sig.family, "core": sig.core, "expect_cwd": sig.cwd,
-        "decorations": [[d.kind, d.value] for d in sig.decorations],
-        "scope": [[s.kind, s.value] for s in sig.scope],
-        "reads": [[r.path, r.lines] for r in sig.reads],
-        "writes": [[w.path, w.lines] for w in sig.writes],
-        "wrapper_route": list(sig.wrapper_route),
-    }
+ROWS = load_corpus()
 
 
 @pytest.fixture(scope="module")

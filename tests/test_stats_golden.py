@@ -24,7 +24,6 @@ import sys
 import pytest
 
 from evals.team_ledgers_example import Developer, careful_session, loop_session, plain_session
-from reflex.stats import tokens_delivered as td
 
 
 @pytest.fixture(scope="module")

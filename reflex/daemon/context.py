@@ -218,11 +218,11 @@ class DaemonContext:
     def warm(self):
         try:
             self.signature("pytest -q 2>&1 | tail -5", "/")
-            from .. import safety  # noqa: F401
+            from .. import safety  # noqa: F401 - imported to warm it
             from .. import tokens
             tokens.count("warm")
             from ..digest import build_digest
-            from .. import fold  # noqa: F401
+            from .. import fold  # noqa: F401 - imported to warm it
             build_digest(b"warm\n", family="other", exit_code=0, command="true", handle="r:000000000000")
         except Exception as e:
             self.log("warm-up failed: %r" % (e,))

@@ -9,7 +9,6 @@ follower never changes the file; if it is missing or lags, the digest counts
 the whole output itself (exact either way).
 """
 
-import os
 import threading
 
 POLL_S = 0.02

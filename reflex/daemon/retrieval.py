@@ -76,7 +76,6 @@ class Retrieval:
         if tokens.count(text) <= budget:
             return b, False
         starts = addr.line_starts(raw)
-        lo, hi = a, b
         # binary search over line ends inside the span
         ends = [s for s in starts if a < s <= b] + [b]
         left, right = 0, len(ends) - 1

@@ -8,7 +8,6 @@ so in its header; the same sequence with an edit in between fires nothing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 import pytest
