@@ -79,6 +79,10 @@ def test_without_daemon_raw_output_exit_code_and_spool(paths, daemon):
     assert len(rows) == 1 and rows[0]["exit_code"] == 4 and rows[0]["raw_bytes"] == len(b"no daemon here\n")
     ev = ledger_rows(paths, "SELECT * FROM events WHERE kind='run'")
     assert ev[0]["spooled"] == 1
+    # the daemon removes the capture only after its blob and row are committed
+    deadline = time.monotonic() + 10
+    while os.listdir(paths.captures) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert os.listdir(paths.captures) == []
 
 
