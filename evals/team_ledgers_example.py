@@ -67,8 +67,10 @@ class AgentSim:
 
     def _deliver(self, payload):
         from reflex import hook
+        # This simulated harness runs every command it is given, no one asked: that is
+        # bypassPermissions, and saying so lets ctx's permission mirror rewrite as it would there.
         base = {"session_id": self.session, "cwd": self.project, "transcript_path": "/tmp/transcript.jsonl",
-                "permission_mode": "default"}
+                "permission_mode": "bypassPermissions"}
         base.update(payload)
         out, _err = hook.deliver(self.paths, "claude", json.dumps(base).encode())
         return json.loads(out) if out.strip() else None

@@ -36,3 +36,11 @@ def rewrite(tool_input, command, decision, reason):
 
 def context(event, text):
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def replace_bash_output(text):
+    """PostToolUse: the model sees `text` instead of the Bash output (Claude Code >= 2.1.121).
+
+    The value must have Bash's output shape; a bare string is silently ignored by the harness."""
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {
+        "stdout": text, "stderr": "", "interrupted": False, "isImage": False}}}

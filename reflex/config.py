@@ -2,10 +2,12 @@
 
 Keys (all optional):
   launcher            absolute path of the `ctx` executable used in rewrites
-  rewrite_permission  "auto" (default: follow the user's Bash rules), "allow", "ask", "omit"
+  rewrite_permission  "auto" (default: rewrite only what the harness would run unasked, and allow it;
+                      docs/permissions.md), "allow" (rewrite and allow every digestible command),
+                      "off" (never rewrite).  Obsolete "ask"/"omit" mean "auto".
   http_port           loopback port for the `type: "http"` hook transport (0 = off)
   idle_seconds        daemon exits after this long without requests (default 1800)
-  installed_settings  settings files `ctx install` wrote to (their Bash rules are read too)
+  installed_settings  settings files `ctx install` wrote to (doctor checks their hooks)
   safety_allow        glob patterns the safety plane must not deny
   blob_max_bytes      blob store size limit; least-recently-used blobs beyond it are evicted (1 GiB)
   blob_max_age_days   blobs unused for longer are evicted (30)

@@ -23,6 +23,9 @@ class Decision:
     command: str | None = None  # the rewritten command
     permission: str | None = None  # permissionDecision to send with a rewrite
     why: str = ""
+    # Set when a digestible command passes through only to keep the harness's permission
+    # decision its own: the post hook can still deliver the digest (see daemon/claude.py).
+    held_back: bool = False
 
 
 def is_ctx_command(command, launcher):
@@ -30,9 +33,15 @@ def is_ctx_command(command, launcher):
     return bool(head) and (head[0] in ("ctx", launcher) and len(head) > 1 and head[1] in ("run", "get", "search"))
 
 
-def decide_bash(command, tool_input, sig, *, launcher, rule_verdict, families=REWRITE_FAMILIES,
+def decide_bash(command, tool_input, sig, *, launcher, permission, mode="auto", families=REWRITE_FAMILIES,
                 stand_down=False):
-    """-> Decision for one PreToolUse Bash call."""
+    """-> Decision for one PreToolUse Bash call.
+
+    `permission` is the permission mirror's Verdict on the ORIGINAL command; `mode` the user's
+    `rewrite_permission` setting: "auto" rewrites only what the harness would have run unasked,
+    "allow" rewrites every digestible command and allows it (the user's explicit choice to let ctx
+    decide), "off" never rewrites.
+    """
     if stand_down:
         return Decision("pass", why="stood down for this signature")
     if is_ctx_command(command, launcher):
@@ -43,9 +52,15 @@ def decide_bash(command, tool_input, sig, *, launcher, rule_verdict, families=RE
         return Decision("pass", why="background task")
     if sig is None or sig.family not in families:
         return Decision("pass", why="family %s not digested" % (sig.family if sig else "unknown"))
-    if rule_verdict == "deny":
-        return Decision("pass", why="user deny rule matches; Claude Code's own deny applies")
-    permission = "allow" if rule_verdict == "allow" else "ask"
+    if mode == "off":
+        return Decision("pass", why="rewrites are off (rewrite_permission=off)", held_back=True)
+    if permission.kind == "deny":
+        return Decision("pass", why="permission: %s; the harness's own deny applies" % permission.reason,
+                        held_back=True)
+    if permission.kind != "allow" and mode != "allow":
+        # The harness would ask someone (or refuse) about the original: let it, about the
+        # original.  A digest lost is better than a command refused or run unasked.
+        return Decision("pass", why="permission: %s; left to the harness" % permission.reason, held_back=True)
     new = "%s run -- %s" % (shlex.quote(launcher), shlex.quote(command))
-    return Decision("rewrite", command=new, permission=permission,
-                    why="%s output digested by ctx run" % sig.family)
+    why = "%s output digested by ctx run" % sig.family
+    return Decision("rewrite", command=new, permission="allow", why=why)

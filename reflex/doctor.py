@@ -30,6 +30,7 @@ def run_checks(paths):
     checks.append(_ledger_check(paths))
     checks.append(_tokenizer_check())
     checks.extend(_hook_checks(paths))
+    checks.append(_permission_check(paths))
     backlog = len(spool.pending(paths.spool))
     checks.append(Check("spool", backlog == 0 or st["running"],
                         "%d event(s) waiting in %s" % (backlog, paths.spool),
@@ -106,3 +107,37 @@ def _hook_checks(paths):
         else:
             out.append(Check("hooks", True, "%s: all %d events hooked" % (f, len(inst.EVENTS))))
     return out
+
+
+def _permission_check(paths, cwd=None, home=None):
+    """Which permission path rewrites follow, and what it means for a test run here.
+
+    Informational: every path keeps ctx permission-neutral; this says where digests will come from."""
+    from . import permissions, project
+    cfg = config_mod.load(paths.config)
+    mode = cfg.get("rewrite_permission") or "auto"
+    cwd = cwd or os.getcwd()
+    home = home or os.path.expanduser("~")
+    pdir = os.environ.get("CLAUDE_PROJECT_DIR") or project.project_root(cwd, {"HOME": home}) or cwd
+    pctx = permissions.gather(project_dir=pdir, home=home, config_dir=os.environ.get("CLAUDE_CONFIG_DIR"))
+    v = permissions.verdict("python -m pytest", pctx)
+    rules = "%d allow / %d ask / %d deny Bash rule(s) in %s" % (
+        len(pctx.rules.allow), len(pctx.rules.ask), len(pctx.rules.deny), ", ".join(pctx.sources) or "no settings file")
+    if mode in ("ask", "omit"):
+        return Check("permissions", True, "rewrite_permission=%r is obsolete and now means \"auto\"; %s" % (mode, rules),
+                     "set rewrite_permission to auto, allow or off in %s" % paths.config)
+    if mode == "off":
+        return Check("permissions", True, "rewrite_permission=off: ctx never rewrites; digests come only from the "
+                     "post hook", None)
+    if mode == "allow":
+        return Check("permissions", True, "rewrite_permission=allow: every digestible command is rewritten AND "
+                     "allowed, whatever your rules say (you chose to let ctx decide); %s" % rules, None)
+    if v.kind == "allow":
+        what = "rewritten to `ctx run` and allowed (%s)" % v.reason
+    else:
+        what = ("passed through untouched unless the session itself grants it (%s). Sessions that grant Bash on "
+                "their command line (--allowedTools, the Agent SDK's allowed_tools, bypassPermissions) are read "
+                "from the harness process at each call; otherwise the harness decides and ctx digests the output "
+                "in the post hook" % v.reason)
+    return Check("permissions", True, "auto: a rewrite only where the harness would run the command unasked. "
+                 "`python -m pytest` here: %s. %s" % (what, rules), None)

@@ -118,7 +118,10 @@ def _env_fields():
     shim would decide locally.  Encoded by wire.json_str because json costs ~5 ms to import.
     """
     parts = []
-    for key, name in (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME")):
+    # CLAUDE_PID / CLAUDE_CONFIG_DIR: where the harness's permissions come from (its command
+    # line and its settings directory), so a rewrite never changes whether a command runs.
+    for key, name in (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME"), ("cpid", "CLAUDE_PID"),
+                      ("ccfg", "CLAUDE_CONFIG_DIR")):
         value = os.environ.get(name)
         if value and len(value) < 4096:
             parts.append(',"%s":%s' % (key, wire.json_str(value)))

@@ -20,6 +20,7 @@ import re
 
 from reflex import safety
 from reflex.decide import decide_bash
+from reflex.permissions import Verdict
 from reflex.events import Event
 from reflex.fold import SessionReflex
 from reflex.policy import Policy, default_policy
@@ -70,6 +71,9 @@ def _safety_policy(events: list[Event]) -> safety.SafetyPolicy:
     return safety.SafetyPolicy(project_root=root, home=_home_of(cwds), tmp_dirs=("/tmp", "/var/tmp"))
 
 
+_RAN = Verdict("allow", "recorded as run")
+
+
 def decide(sr: SessionReflex, ev: Event, spolicy: safety.SafetyPolicy) -> tuple[str, str | None]:
     """(pass | rewrite | deny, the rewritten command or the deny rule) for one Bash call."""
     command = ev.command or ""
@@ -77,7 +81,9 @@ def decide(sr: SessionReflex, ev: Event, spolicy: safety.SafetyPolicy) -> tuple[
     if denial is not None:
         return "deny", denial.rule
     sig = sr.signature_of(command, ev.cwd)
-    d = decide_bash(command, {"run_in_background": ev.background}, sig, launcher="ctx", rule_verdict="allow",
+    # A transcript does not say what the user's permissions were; replay answers "what would ctx
+    # have done had the harness run this command unasked" (it did run: it is in the transcript).
+    d = decide_bash(command, {"run_in_background": ev.background}, sig, launcher="ctx", permission=_RAN,
                     stand_down=sr.stand_down(sig.core_hash))
     return d.action, d.command
 

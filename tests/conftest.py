@@ -176,6 +176,17 @@ def ledger_rows(paths, sql="SELECT * FROM events ORDER BY id", args=()):
         conn.close()
 
 
+@pytest.fixture
+def user_allows_bash(ctx_env):
+    """A user whose ~/.claude/settings.json allows every Bash command (as `--allowedTools Bash`
+    would): the configuration in which the harness runs a test command unasked, so ctx rewrites."""
+    settings = os.path.join(os.environ["HOME"], ".claude", "settings.json")
+    os.makedirs(os.path.dirname(settings), exist_ok=True)
+    with open(settings, "w") as f:
+        json.dump({"permissions": {"allow": ["Bash"]}}, f)
+    return settings
+
+
 def pre_bash(command, session="sess-1", tool_use_id="toolu_1", cwd="/tmp", **extra):
     p = {"session_id": session, "hook_event_name": "PreToolUse", "cwd": cwd,
          "tool_name": "Bash", "tool_input": {"command": command, "description": "d", "timeout": 120000},

@@ -45,3 +45,17 @@ def test_hook_templates_match_install():
         with open(os.path.join(REPO, "hooks", "claude-settings.%s.json" % name)) as f:
             assert json.load(f) == {"hooks": install.hook_entries("CTX", **kw)}, \
                 "regenerate hooks/claude-settings.%s.json from reflex.install.hook_entries" % name
+
+
+def test_doctor_says_which_permission_path_rewrites_follow(paths, tmp_path):
+    from reflex import config, doctor
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    check = doctor._permission_check(paths, cwd=str(project), home=str(tmp_path / "home"))
+    assert check.ok and "passed through untouched" in check.detail and "--allowedTools" in check.detail
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(python -m pytest:*)"]}}')
+    check = doctor._permission_check(paths, cwd=str(project), home=str(tmp_path / "home"))
+    assert "rewritten to `ctx run` and allowed" in check.detail and "1 allow" in check.detail
+    config.save(paths.config, dict(config.DEFAULTS, rewrite_permission="ask"))
+    check = doctor._permission_check(paths, cwd=str(project), home=str(tmp_path / "home"))
+    assert "obsolete" in check.detail and check.fix

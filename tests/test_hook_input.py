@@ -67,7 +67,7 @@ def test_unknown_fields_are_tolerated(paths, running_daemon):
     assert rows[0]["kind"] == "hook" and rows[0]["decision"] == "pass"
 
 
-def test_post_events_record_exit_codes_and_rewrite_verification(paths, running_daemon):
+def test_post_events_record_exit_codes_and_rewrite_verification(paths, running_daemon, user_allows_bash):
     sess = "s-post"
     rc, out, _, _ = run_hook(pre_bash("pytest -q", session=sess, tool_use_id="tu-9", cwd=str(paths.home)))
     answer = json.loads(out)
@@ -89,7 +89,7 @@ def test_post_events_record_exit_codes_and_rewrite_verification(paths, running_d
     assert rows[2]["exit_code"] == 3
 
 
-def test_rewrite_not_applied_is_detected(paths, running_daemon):
+def test_rewrite_not_applied_is_detected(paths, running_daemon, user_allows_bash):
     sess = "s-na"
     run_hook(pre_bash("pytest tests/", session=sess, tool_use_id="tu-1", cwd=str(paths.home)))
     run_hook({"session_id": sess, "hook_event_name": "PostToolUse", "tool_name": "Bash",

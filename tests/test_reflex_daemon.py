@@ -65,7 +65,7 @@ def test_kill_and_restart_mid_session_gives_the_same_decisions(paths, daemon, tm
     assert fired("sess-straight") == fired("sess-restart") and "starvation" in fired("sess-straight")
 
 
-def test_intents_are_recorded_with_interventions(paths, running_daemon, tmp_path):
+def test_intents_are_recorded_with_interventions(paths, running_daemon, user_allows_bash, tmp_path):
     project = tmp_path / "p"
     project.mkdir()
     (project / "test_seed.py").write_text(SEED)

@@ -21,14 +21,14 @@ def answer_of(out):
     "python3 -m pytest",
     "cd sub && pytest -q 2>&1 | tail -20",
 ])
-def test_pytest_is_rewritten_with_full_tool_input(paths, running_daemon, command):
+def test_pytest_is_rewritten_with_full_tool_input(paths, running_daemon, user_allows_bash, command):
     payload = pre_bash(command, cwd=str(paths.home))
     payload["tool_input"]["run_in_background"] = False
     rc, out, err, _ = run_hook(payload)
     assert rc == 0
     hso = answer_of(out)
     assert hso["hookEventName"] == "PreToolUse"
-    assert hso["permissionDecision"] in ("allow", "ask")
+    assert hso["permissionDecision"] == "allow"
     updated = hso["updatedInput"]
     # the FULL original tool_input, only `command` changed
     assert {k: v for k, v in updated.items() if k != "command"} == \
@@ -39,18 +39,60 @@ def test_pytest_is_rewritten_with_full_tool_input(paths, running_daemon, command
     assert argv[3] == command, "ctx run receives the original command verbatim"
 
 
-def test_allow_only_when_the_users_rules_allow(paths, running_daemon, tmp_path):
+def test_rewrite_only_where_the_harness_would_run_the_command_unasked(paths, running_daemon, tmp_path):
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text(json.dumps(
-        {"permissions": {"allow": ["Bash(pytest:*)"], "deny": ["Bash(python -m pytest --deny-me:*)"]}}))
+        {"permissions": {"allow": ["Bash(pytest:*)"], "deny": ["Bash(python -m pytest --deny-me:*)"],
+                         "ask": ["Bash(pytest --ask-me:*)"]}}))
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(project))
-    _, out, _, _ = run_hook(pre_bash("pytest -q", cwd=str(project)), env=env)
+    _, out, _, _ = run_hook(pre_bash("pytest -q", cwd=str(project), tool_use_id="t1"), env=env)
     assert answer_of(out)["permissionDecision"] == "allow"
-    _, out, _, _ = run_hook(pre_bash("python -m pytest -q", cwd=str(project)), env=env)
-    assert answer_of(out)["permissionDecision"] == "ask", "no rule allows it: the user is asked"
-    _, out, _, _ = run_hook(pre_bash("python -m pytest --deny-me x", cwd=str(project)), env=env)
-    assert out == b"", "a deny rule matches: no rewrite, Claude Code's own deny applies"
+    # No rule allows these: the harness would ask (a refusal in headless runs), so ctx leaves
+    # the command untouched and the harness decides about the original.
+    for i, command in enumerate(["python -m pytest -q", "python -m pytest --deny-me x", "pytest --ask-me",
+                                 "pytest -q; rm -rf build"]):
+        _, out, _, _ = run_hook(pre_bash(command, cwd=str(project), tool_use_id="t%d" % (i + 2)), env=env)
+        assert out == b"", command
+    rows = ledger_rows(paths, "SELECT decision, data FROM events WHERE hook_event='PreToolUse' ORDER BY id")
+    verdicts = [json.loads(r["data"])["permission"]["verdict"] for r in rows]
+    assert verdicts == ["allow", "unknown", "deny", "ask", "unknown"]
+    assert [r["decision"] for r in rows] == ["rewrite"] + ["pass"] * 4
+    assert all(json.loads(r["data"]).get("rewrite_held_back") for r in rows[1:])
+
+
+def test_held_back_command_that_ran_gets_its_digest_from_the_post_hook(paths, running_daemon, tmp_path):
+    """An SDK permission callback (or a person) allowed what no rule did: the post hook digests."""
+    import subprocess
+    import sys
+    (tmp_path / "test_m.py").write_text("".join("def test_%d():\n    pass\n" % i for i in range(60)) + "".join(
+        "def test_bad_%d():\n    assert %d == 0\n" % (i, i) for i in range(1, 4)))
+    real = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_m.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert real.returncode == 1
+    output = real.stdout
+    run_hook(pre_bash("python -m pytest -v", cwd=str(tmp_path), tool_use_id="tu-h"))
+    post = {"session_id": "sess-1", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_use_id": "tu-h", "cwd": str(tmp_path), "tool_input": {"command": "python -m pytest -v"},
+            "error": "Exit code 1\n" + output, "is_interrupt": False}
+    _, out, _, _ = run_hook(post)
+    context = answer_of(out)["additionalContext"]
+    assert context.startswith("[ctx] pytest")
+    assert all("test_bad_%d" % i in context for i in range(1, 4))
+    handle = context.split("| r:")[1].split()[0]
+    from .conftest import ctx_cmd
+    got = subprocess.run(ctx_cmd() + ["get", "r:" + handle], capture_output=True, text=True, timeout=30)
+    assert got.returncode == 0 and "test_bad_3" in got.stdout
+    # A success replaces the output with Bash's output shape.
+    run_hook(pre_bash("python -m pytest -v", cwd=str(tmp_path), tool_use_id="tu-ok"))
+    (tmp_path / "test_m.py").write_text("".join("def test_%d():\n    pass\n" % i for i in range(60)))
+    green = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_m.py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout
+    ok = dict(post, hook_event_name="PostToolUse", tool_use_id="tu-ok", error=None,
+              tool_response={"stdout": green, "stderr": "", "interrupted": False})
+    _, out, _, _ = run_hook(ok)
+    replaced = answer_of(out)["updatedToolOutput"]
+    assert set(replaced) == {"stdout", "stderr", "interrupted", "isImage"} and replaced["stdout"].startswith("[ctx]")
 
 
 @pytest.mark.parametrize("command", ["ls -la", "git status", "npm install", "cat README.md"])

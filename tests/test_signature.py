@@ -323,17 +323,21 @@ def test_never_raises_on_odd_input(value):
     " && ".join("pytest tests/t%d.py" % i for i in range(300)),
 ])
 def test_pathological_input_is_capped(text):
-    # The target is 50 ms (evals/bench_signature.py, idle machine); twice that here so a
-    # busy 2-core runner does not flake, while a quadratic blow-up (seconds) still fails.
+    # The 50 ms target is measured by evals/bench_signature.py; this test only guards the cap.
+    # A quadratic blow-up on these inputs takes minutes, so a bound 20x the target fails it
+    # while a loaded 2-core runner (seen at 0.14 s) does not flake.
     best = min(_timed(text) for _ in range(3))
-    assert best < 0.1
+    assert best < LINEAR_BOUND_S
 
 
 def test_random_megabyte_is_capped():
     import random
     rng = random.Random(0)
     blob = bytes(rng.getrandbits(8) for _ in range(1 << 20))
-    assert min(_timed(blob) for _ in range(3)) < 0.1
+    assert min(_timed(blob) for _ in range(3)) < LINEAR_BOUND_S
+
+
+LINEAR_BOUND_S = 1.0
 
 
 def _timed(x):

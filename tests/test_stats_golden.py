@@ -80,7 +80,7 @@ def test_loop_session_scorecard(recorded):
     assert (s["id"], s["model"], s["reader"], s["events"], s["boundaries"], s["ended"]) == (
         "loop-1", "claude-haiku-4-5", "haiku", n_events, 2, True)
     assert card["commands"] == {"total": 5, "by_decision": {"pass": 0, "rewrite": 5, "deny": 0, "none": 0},
-                                "retrievals": 0, "edits": 2}
+                                "rewrites_held_back": 0, "retrievals": 0, "edits": 2}
     runs = runs_of(recorded, "loop-1")
     assert [r["data"]["failed_count"] for r in runs] == [8, 8, 8, 5, 0]
     digested = sum(1 for r in runs if not r["data"]["passthrough"] and r["data"]["delivered_tokens"] is not None)

@@ -5,17 +5,23 @@ One function per hook event; each returns what to print on the hook's stdout
 and its answer is independent of everything else the daemon knows.
 """
 
+import json
 import re
 import time
 
 from pydantic import ValidationError
 
 from .. import claude_answers, decide, local_decision, payload, permissions, project
+from . import harness_proc
 from ..hookmodels import ClaudeHookInput
 from ..intents import declare
 
 _EXIT_RE = re.compile(r"^\s*Exit code (-?\d+)")
 _DATA_ERROR_CHARS = 2000
+
+
+def _with_newline(text):
+    return text if text.endswith("\n") else text + "\n"
 
 
 def base_event(uid, ts, harness, spooled):
@@ -34,7 +40,8 @@ class ClaudeHandler:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.expected_rewrites = {}  # tool_use_id -> rewritten command (bounded)
+        self.expected_rewrites = {}  # tool_use_id -> (original, rewritten command) (bounded)
+        self.held_back = {}          # tool_use_id -> (command, family): passed through for permissions
 
     def handle(self, hdr, data):
         """-> (stdout bytes, stderr bytes, event dict, session dict | None)."""
@@ -91,8 +98,7 @@ class ClaudeHandler:
             ev["decision"] = "pass"
             return None
         sig = self._annotate(hook, ev)
-        verdict = permissions.verdict(hook.command, self.ctx.rules_for(root, env["HOME"]),
-                                      hook.permission_mode)
+        pctx, verdict = self._permission(hook, hdr, env, root)
         stand_down, teaching = False, None
         if sig is not None:
             # Evidence plane only: the safety verdict above is already final.
@@ -101,23 +107,34 @@ class ClaudeHandler:
             teaching = sr.escalate_teaching(sig.core_hash)
             stand_down = sr.stand_down(sig.core_hash)
         d = decide.decide_bash(hook.command, hook.tool_input or {}, sig, launcher=self.ctx.launcher,
-                               rule_verdict=verdict, stand_down=stand_down)
+                               permission=verdict, mode=self.ctx.rewrite_mode(), stand_down=stand_down)
         if teaching:
             fields["teaching"] = True
+        fields["permission"] = {"verdict": verdict.kind, "reason": verdict.reason, "path": pctx.path,
+                                "mode": pctx.mode}
         if d.action != "rewrite":
             ev.update(decision="pass", decision_detail=d.why)
+            if d.held_back:
+                fields["rewrite_held_back"] = True
+                if hook.tool_use_id:
+                    _bounded_put(self.held_back, hook.tool_use_id, (hook.command, sig.family))
             return claude_answers.context("PreToolUse", teaching) if teaching else None
-        permission = self.ctx.rewrite_permission(d.permission)
         ev.update(decision="rewrite", decision_detail=d.command)
-        fields["permission"] = permission
         fields["intents"] = [declare("rewrite")]
-        fields["rule_verdict"] = verdict
         if hook.tool_use_id:
             self._remember(hook.tool_use_id, (hook.command, d.command))
-        answer = claude_answers.rewrite(hook.tool_input or {}, d.command, permission, "ctx: %s" % d.why)
+        answer = claude_answers.rewrite(hook.tool_input or {}, d.command, d.permission, "ctx: %s" % d.why)
         if teaching:
             answer["hookSpecificOutput"]["additionalContext"] = teaching
         return answer
+
+    def _permission(self, hook, hdr, env, root):
+        """The permission mirror's evidence and verdict on the command as the model wrote it."""
+        argv = harness_proc.harness_argv(hdr.get("cpid"), hdr.get("pid"))
+        pctx = self.ctx.permission_context(project_dir=hdr.get("pdir") or root, home=env["HOME"],
+                                           payload_mode=hook.permission_mode, argv=argv,
+                                           config_dir=hdr.get("ccfg") or None)
+        return pctx, permissions.verdict(hook.command, pctx)
 
     def _on_PostToolUse(self, hook, ev, fields, hdr):
         resp = hook.tool_response if isinstance(hook.tool_response, dict) else {}
@@ -127,7 +144,9 @@ class ClaudeHandler:
         fields.update(interrupted=resp.get("interrupted"), duration_ms=hook.duration_ms,
                       persisted_output=resp.get("persistedOutputPath"))
         self._post_common(hook, ev)
-        return None
+        stderr = resp.get("stderr") if isinstance(resp.get("stderr"), str) else ""
+        d = self._digest_held_back(hook, ev, fields, stdout + ("\n" + stderr if stderr else ""), 0)
+        return claude_answers.replace_bash_output(_with_newline(d.text)) if d is not None else None
 
     def _on_PostToolUseFailure(self, hook, ev, fields, hdr):
         err = hook.error or ""
@@ -137,7 +156,10 @@ class ClaudeHandler:
         fields.update(error=err[:_DATA_ERROR_CHARS], is_interrupt=hook.is_interrupt,
                       duration_ms=hook.duration_ms)
         self._post_common(hook, ev)
-        return None
+        # The failure text is "Exit code N" and then the output.
+        output = err.split("\n", 1)[1] if m and "\n" in err else ("" if m else err)
+        d = self._digest_held_back(hook, ev, fields, output, ev["exit_code"])
+        return claude_answers.context("PostToolUseFailure", _with_newline(d.text)) if d is not None else None
 
     def _on_SessionStart(self, hook, ev, fields, hdr):
         ev["decision"] = "none"
@@ -181,7 +203,55 @@ class ClaudeHandler:
         self._annotate(hook, ev)
 
     def _remember(self, tool_use_id, command):
-        if len(self.expected_rewrites) > 10000:
-            for k in list(self.expected_rewrites)[:5000]:
-                del self.expected_rewrites[k]
-        self.expected_rewrites[tool_use_id] = command
+        _bounded_put(self.expected_rewrites, tool_use_id, command)
+
+    def _digest_held_back(self, hook, ev, fields, text, exit_code):
+        """The digest of a command ctx let through untouched to keep the harness's permission
+        decision its own (-> Digest or None).  The command ran as the harness decided; its output
+        is here in the post hook, so the model can still get the census: as a replacement of the
+        output after a success, as added context after a failure (PostToolUseFailure cannot
+        replace output).  Recorded as a run, so `ctx get` answers its hints."""
+        held = self.held_back.pop(hook.tool_use_id, None) if hook.tool_use_id else None
+        if held is None or not text or hdr_spooled(ev):
+            return None
+        command, family = held
+        raw = text.encode("utf-8", "replace")
+        try:
+            from .. import blobs
+            from ..digest import build_digest
+            sig = self.ctx.signature(command, hook.cwd)
+            density, reason = self.ctx.density_for(hook.session_id, sig, family, hook.cwd)
+            bid = self.ctx.blobs.put(raw)
+            handle = blobs.handle_of(bid)
+            d = build_digest(raw, family=family, exit_code=exit_code, command=command, handle=handle,
+                             density=density, reason=reason, cwd=hook.cwd)
+        except Exception as e:  # the output already reached the model; a digest bug must not cost more
+            self.ctx.log("post-hook digest failed for %s: %r" % (family, e))
+            return None
+        if d.raw_tokens is not None and d.tokens >= d.raw_tokens:
+            return None  # small output: the model is better served by the output itself
+        fields["post_digest"] = {"handle": handle, "blob": bid, "tokens": d.tokens, "raw_tokens": d.raw_tokens,
+                                 "delivered_as": "replace" if exit_code == 0 else "context"}
+        ev["_run"] = {"event_uid": ev["uid"], "handle": handle, "blob": bid, "session_id": hook.session_id,
+                      "command": command, "cwd": hook.cwd, "exit_code": exit_code,
+                      "duration_ms": hook.duration_ms, "raw_bytes": len(raw), "family": family,
+                      "core_hash": sig.core_hash if sig else None, "profile": d.profile, "density": d.density,
+                      "raw_tokens": d.raw_tokens, "delivered_tokens": d.tokens,
+                      "worktree_hash": self.ctx.worktree_hash(hook.cwd) if hook.cwd else None,
+                      "meta": json.dumps({"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
+                                                       for f in d.facts.failures if f.id],
+                                          "hints": [h.address for h in d.hints],
+                                          "counts": d.facts.counts.model_dump(), "omitted": d.omitted,
+                                          "truncated": d.truncated, "post_hook": True}, sort_keys=True)}
+        return d
+
+
+def hdr_spooled(ev):
+    return bool(ev.get("spooled"))
+
+
+def _bounded_put(table, key, value, limit=10000):
+    if len(table) > limit:
+        for k in list(table)[:limit // 2]:
+            del table[k]
+    table[key] = value

@@ -37,8 +37,7 @@ class DaemonContext:
         self.blobs = blobs.BlobStore(paths.blobs)
         self.writer = LedgerWriter(paths.ledger, log=log)
         self._reader_local = threading.local()
-        self._rules_cache = {}
-        self._rules_checked = {}
+        self._settings_cache = {}
         self._sig = None
         self._wt = None
         self._wt_pool = None
@@ -80,43 +79,38 @@ class DaemonContext:
         return (row[0], row[1]) if row else None
 
     # -- policy inputs -------------------------------------------------------
-    def rules_for(self, project_root, home):
-        """The user's Bash rules for a project; re-read when a settings file changes.
+    def read_settings(self, path):
+        """A settings file's JSON object (or None), re-read only when its stat changes.
 
-        The stat calls are themselves rate-limited to once a second per project: Claude Code
-        hot-reloads settings on its side, and a second's lag is far below a human edit."""
+        The stat itself is rate-limited to once a second per file: Claude Code hot-reloads
+        settings on its side, and a second's lag is far below a human edit."""
         now = time.monotonic()
-        fast = self._rules_checked.get((project_root, home))
-        if fast and now - fast[0] < 1.0:
-            return fast[1]
-        rules = self._rules_for(project_root, home)
-        self._rules_checked[(project_root, home)] = (now, rules)
-        return rules
+        cached = self._settings_cache.get(path)
+        if cached and now - cached[0] < 1.0:
+            return cached[2]
+        try:
+            st = os.stat(path)
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if cached and cached[1] == stamp:
+            data = cached[2]
+        else:
+            data = permissions.load_settings(path) if stamp else None
+        if len(self._settings_cache) > 4096:
+            self._settings_cache.clear()
+        self._settings_cache[path] = (now, stamp, data)
+        return data
 
-    def _rules_for(self, project_root, home):
-        files = permissions.settings_files(project_root, home, self.cfg.get("installed_settings") or ())
-        stamp = []
-        for f in files:
-            try:
-                st = os.stat(f)
-                stamp.append((f, st.st_mtime_ns, st.st_size))
-            except OSError:
-                stamp.append((f, None, None))
-        key = tuple(files)
-        cached = self._rules_cache.get(key)
-        if cached and cached[0] == stamp:
-            return cached[1]
-        rules = permissions.load_rules(files)
-        self._rules_cache[key] = (stamp, rules)
-        return rules
+    def permission_context(self, *, project_dir, home, payload_mode, argv, config_dir):
+        return permissions.gather(project_dir=project_dir, home=home, payload_mode=payload_mode, argv=argv,
+                                  config_dir=config_dir, read=self.read_settings)
 
-    def rewrite_permission(self, suggested):
+    def rewrite_mode(self):
+        """auto | allow | off.  The old "ask" and "omit" answered headless sessions with a refusal of
+        every rewritten command; they now mean auto (doctor says so)."""
         mode = self.cfg.get("rewrite_permission") or "auto"
-        if mode == "auto":
-            return suggested
-        if mode == "omit":
-            return None
-        return mode
+        return mode if mode in ("auto", "allow", "off") else "auto"
 
     def signature(self, command, cwd):
         try:

@@ -108,7 +108,8 @@ class Ops:
         t0 = time.perf_counter()
         out, err, ev, session = self.claude.handle(hdr, body)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)
-        written = await self._commit(_finish(ev), session=session)
+        run = ev.pop("_run", None)  # a post-hook digest is recorded as a run of its own
+        written = await self._commit(_finish(ev), run=run, session=session)
         return Reply({"seq": written.seq, "duplicate": written.duplicate}, out=out, err=err)
 
     async def op_run_start(self, hdr, body):

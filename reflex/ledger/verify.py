@@ -92,10 +92,13 @@ def verify(ledger_path, blob_root=None, *, max_reports=50):
             "SELECT r.handle, r.blob, r.event_uid, r.raw_bytes FROM runs r ORDER BY r.id"):
         runs += 1
         ev = conn.execute("SELECT kind, data FROM events WHERE uid = ?", (uid,)).fetchone()
-        if ev is None or ev[0] != "run":
+        data = json.loads(ev[1] or "{}") if ev is not None else {}
+        # A run is a `ctx run` event, or a post hook that digested a command ctx let through.
+        if ev is not None and ev[0] == "hook" and isinstance(data.get("post_digest"), dict):
+            data = data["post_digest"]
+        elif ev is None or ev[0] != "run":
             rep.problem("runs", "run %s has no run event %s" % (handle, uid))
             continue
-        data = json.loads(ev[1] or "{}")
         if data.get("blob") != blob or data.get("handle") != handle:
             rep.problem("runs", "run %s disagrees with its event about its blob" % handle)
         if store is not None:

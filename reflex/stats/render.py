@@ -107,6 +107,10 @@ def scorecard_text(card: dict, colour: bool = False) -> str:
     d = c["by_decision"]
     lines.append("commands   %s Bash calls: %s rewritten · %s passed · %s denied · %s retrievals · %s edits" % (
         num(c["total"]), num(d["rewrite"]), num(d["pass"]), num(d["deny"]), num(c["retrievals"]), num(c["edits"])))
+    if c.get("rewrites_held_back"):
+        lines.append("           %s digestible call(s) passed through untouched: the harness would not have run "
+                     "them unasked, so it decided (ctx never changes whether a command runs)"
+                     % num(c["rewrites_held_back"]))
     r = card["runs"]
     lines.append("runs       %s (%s digested, %s passthrough, %s failing)" % (
         num(r["total"]), num(r["digested"]), num(r["passthrough"]), num(r["failing"])))

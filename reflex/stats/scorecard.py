@@ -10,7 +10,9 @@ Schema "ctx-scorecard/v1":
     session       id, model, reader (haiku|sonnet|opus|other), cwd, first_ts, last_ts, events,
                   boundaries (SessionStart/SessionEnd/compaction seen), ended (SessionEnd seen)
     commands      total (Bash calls), by_decision {pass, rewrite, deny, none} (every call but
-                  retrievals), retrievals (ctx get/search calls), edits (Edit/Write/... calls)
+                  retrievals), rewrites_held_back (digestible calls passed through untouched
+                  because the harness would not have run them unasked: permission-neutrality),
+                  retrievals (ctx get/search calls), edits (Edit/Write/... calls)
     runs          total, digested (a digest, not raw), passthrough, failing, by_family,
                   by_profile, by_density ({name: count}; by_family values are
                   {runs, digested, failing})
@@ -328,6 +330,7 @@ def scorecard(tl: Timeline, firings, firing_source="ledger", *, round_price=PRIC
                     "first_ts": tl.first_ts, "last_ts": tl.last_ts, "events": tl.events,
                     "boundaries": len(tl.boundaries), "ended": tl.ended},
         "commands": {"total": len(tl.calls), "by_decision": decisions,
+                     "rewrites_held_back": sum(1 for c in tl.calls if c.held_back),
                      "retrievals": sum(1 for c in tl.calls if c.is_retrieval), "edits": len(tl.edits)},
         "runs": {"total": len(runs), "digested": sum(1 for c in runs if c.run.digested),
                  "passthrough": sum(1 for c in runs if c.run.passthrough),

@@ -144,6 +144,7 @@ class Call:
     changes: int
     wt: str | None                          # worktree hash when issued
     background: bool = False
+    held_back: bool = False                 # digestible, let through untouched to keep the harness's permission call
     wt_after: str | None = None             # worktree hash after it ran (its run's)
     retrieval_cmd: tuple | None = None     # ("get", address) / ("search", pattern)
     writes: bool = False                    # the command itself changes the worktree
@@ -269,7 +270,8 @@ class _Builder:
                  tool_use_id=row.get("tool_use_id"), command=command, cwd=cwd, family=family,
                  core_hash=core_hash, decision=decision, detail=row.get("decision_detail"),
                  epoch=tl.epochs, changes=self.changes, wt=wt or data.get("worktree_hash"),
-                 background=bool(ti.get("run_in_background")), retrieval_cmd=ctx_retrieval(command))
+                 background=bool(ti.get("run_in_background")), retrieval_cmd=ctx_retrieval(command),
+                 held_back=data.get("rewrite_held_back") is True)
         tl.calls.append(c)
         return c
 

@@ -252,11 +252,13 @@ def run_claude(
     policy: Policy | None = None,
     extra_args: Sequence[str] = (),
     reap_process_group: bool = True,
+    allowed_tools: Sequence[str] | None = ("Bash",),
 ) -> ClaudeRun:
     """Run `claude -p <prompt>` headless against `model_server` and collect what happened.
 
     `home` defaults to a fresh temp dir (left in place so the transcript can be read).
     `policy`, if given, replaces the server's policy for this run.
+    `allowed_tools` becomes `--allowedTools …` (None: no flag at all, as a headless user without one runs).
     With `reap_process_group`, anything still alive in the CLI's process group after it exits is
     killed (hooks, Bash subprocesses). A daemon that must outlive the run has to setsid itself.
     """
@@ -279,8 +281,7 @@ def run_claude(
         "--output-format",
         "stream-json",
         "--verbose",
-        "--allowedTools",
-        "Bash",
+        *(["--allowedTools", *allowed_tools] if allowed_tools else []),
         *extra_args,
     ]
     env = offline_env(home_path, model_server.url, env_extra)
@@ -410,6 +411,7 @@ class ClaudeEnv:
         env_extra: Mapping[str, str] | None = None,
         timeout: float = 120,
         extra_args: Sequence[str] = (),
+        allowed_tools: Sequence[str] | None = ("Bash",),
     ) -> ClaudeRun:
         return run_claude(
             prompt,
@@ -421,6 +423,7 @@ class ClaudeEnv:
             home=self.home,
             policy=policy,
             extra_args=extra_args,
+            allowed_tools=allowed_tools,
         )
 
 
