@@ -6,8 +6,11 @@ evals/report.md plus its JSON twin evals/report.json: machine, versions and
 date at the top; for each figure the value, the baseline measured in the same
 run, the ratio and the target.  Nothing in the report is typed by hand.
 
---quick (CI-sized, under ~2 minutes) shrinks every benchmark; the full run
-takes under 20 minutes on 2 cores.
+--quick (CI-sized, under 2 minutes) shrinks every benchmark; the full run
+takes under 20 minutes on 2 cores.  Each benchmark's previous output is removed
+before it runs, every output and the report carry `code_tree` (evals/stamp.py),
+--only runs are marked partial and show nothing they did not measure, and any
+failed benchmark or missed target makes the command exit 1.
 """
 
 import argparse
@@ -22,22 +25,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
 
-# name: (script, quick args, full args, timeout seconds)
+# name: (script, quick args, full args, timeout seconds, the JSON it writes to evals/out/)
 BENCHES = {
-    "hook": ("bench_hook.py", ["--runs", "12"], ["--runs", "40"], 300),
-    "throughput": ("bench_throughput.py", ["--events-per-client", "300"], ["--events-per-client", "2500"], 300),
-    "durability": ("bench_durability.py", ["--events", "2000", "--min-gap", "0.3", "--max-gap", "0.8"], [], 600),
-    "run": ("bench_run.py", ["--runs", "10"], ["--runs", "30"], 300),
-    "signature": ("bench_signature.py", ["--rounds", "3"], [], 300),
-    "safety": ("bench_safety.py", ["--rounds", "10", "--imports", "3"], [], 300),
-    "digest": ("bench_digest.py", ["--quick"], [], 600),
-    "worktree": ("bench_worktree.py", ["--files", "5000", "--edits", "15", "--no-limit-run"], ["--no-limit-run"], 300),
-    "fold": ("bench_fold.py", ["--rounds", "1"], [], 300),
-    "replay": ("bench_replay.py", ["--rounds", "1"], [], 300),
-    "labels": ("bench_labels.py", [], [], 300),
-    "stats": ("bench_stats.py", ["--sessions", "100", "--events", "500", "--repeat", "3"], [], 1200),
-    "peers": ("bench_peers.py", ["--quick"], [], 900),
-    "referee": ("referee.py", ["--quick"], [], 1200),
+    "hook": ("bench_hook.py", ["--runs", "12"], ["--runs", "40"], 300, "bench_hook.json"),
+    "throughput": ("bench_throughput.py", ["--events-per-client", "300"], ["--events-per-client", "2500"], 300,
+                   "bench_throughput.json"),
+    "durability": ("bench_durability.py", ["--events", "2000", "--min-gap", "0.3", "--max-gap", "0.8"], [], 600,
+                   "bench_durability.json"),
+    "run": ("bench_run.py", ["--runs", "10"], ["--runs", "30"], 300, "bench_run.json"),
+    "signature": ("bench_signature.py", ["--rounds", "3"], [], 300, "bench_signature.json"),
+    "safety": ("bench_safety.py", ["--rounds", "10", "--imports", "3"], [], 300, "bench_safety.json"),
+    "digest": ("bench_digest.py", ["--quick"], [], 600, "bench_digest.json"),
+    "worktree": ("bench_worktree.py", ["--files", "5000", "--edits", "15", "--no-limit-run"], ["--no-limit-run"], 300,
+                 "bench_worktree.json"),
+    "fold": ("bench_fold.py", ["--rounds", "1"], [], 300, "bench_fold.json"),
+    "replay": ("bench_replay.py", ["--rounds", "1"], [], 300, "bench_replay.json"),
+    "labels": ("bench_labels.py", [], [], 300, "bench_labels.json"),
+    "stats": ("bench_stats.py", ["--sessions", "100", "--events", "500", "--repeat", "3"], [], 1200,
+              "bench_stats.json"),
+    "peers": ("bench_peers.py", ["--quick"], [], 900, "bench_peers.json"),
+    "referee": ("referee.py", ["--quick"], [], 1200, "referee.json"),
 }
 
 
@@ -58,11 +65,16 @@ def versions():
     return out
 
 
-def run_bench(name, quick):
-    script, qargs, fargs, timeout = BENCHES[name]
+def run_bench(name, quick, code_tree):
+    script, qargs, fargs, timeout, out_json = BENCHES[name]
     path = os.path.join(HERE, script)
     if not os.path.exists(path):
         return {"status": "missing", "detail": "%s does not exist" % script}
+    # Last run's output must never pass for this run's: it goes before the benchmark starts.
+    try:
+        os.unlink(os.path.join(OUT, out_json))
+    except FileNotFoundError:
+        pass
     t0 = time.time()
     env = dict(os.environ)
     env.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(REPO, "..", "shared", "tiktoken"))
@@ -72,6 +84,14 @@ def run_bench(name, quick):
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "seconds": timeout}
     status = "ok" if p.returncode == 0 else "failed (exit %d)" % p.returncode
+    if status == "ok":
+        try:
+            with open(os.path.join(OUT, out_json)) as f:
+                stamped = json.load(f).get("code_tree")
+        except (OSError, ValueError):
+            stamped = "missing"
+        if stamped != code_tree:
+            status = "failed (output %s)" % ("missing" if stamped == "missing" else "stamped %s" % stamped)
     return {"status": status, "seconds": round(time.time() - t0, 1), "stdout_tail": p.stdout[-3000:],
             "stderr_tail": p.stderr[-1500:]}
 
@@ -87,30 +107,40 @@ def main():
         ap.error("unknown benchmark(s): %s" % ", ".join(unknown))
     os.makedirs(OUT, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    sys.path.insert(0, HERE)
+    import stamp
+    code_tree = stamp.code_tree()
+    print("code tree %s" % code_tree, flush=True)
     runs = {}
-    for name in names:
-        print("== %s" % name, flush=True)
-        runs[name] = run_bench(name, args.quick)
+    for i, name in enumerate(names, 1):
+        print("== %s (%d/%d)" % (name, i, len(names)), flush=True)
+        runs[name] = run_bench(name, args.quick, code_tree)
         print("   %s (%ss)" % (runs[name]["status"], runs[name].get("seconds")), flush=True)
+        if runs[name]["status"] != "ok":
+            print(runs[name].get("stderr_tail", "")[-800:], flush=True)
+    if stamp.code_tree() != code_tree:
+        print("reflex/ changed while the benchmarks ran: the report would mix two trees", file=sys.stderr)
+        return 1
     from evals import report
-    if args.only:
-        # A partial run keeps the statuses of the benchmarks it did not re-run.
-        try:
-            with open(os.path.join(HERE, "report.json")) as f:
-                previous = json.load(f).get("runs", {})
-            runs = dict(previous, **runs)
-        except (OSError, ValueError):
-            pass
-    doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full",
-                              "versions": versions(), "cpus": os.cpu_count()})
+    fresh = [BENCHES[n][4] for n, r in runs.items() if r["status"] == "ok"]
+    partial = bool(args.only)
+    doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full", "partial": partial,
+                              "ran": names, "code_tree": code_tree, "versions": versions(),
+                              "cpus": os.cpu_count()}, fresh_files=fresh)
     with open(os.path.join(HERE, "report.json"), "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
     with open(os.path.join(HERE, "report.md"), "w") as f:
         f.write(report.markdown(doc))
-    print("wrote evals/report.md and evals/report.json")
-    failed = [n for n, r in runs.items() if r["status"] not in ("ok",)]
-    return 1 if failed and not args.quick else 0
+    print("wrote evals/report.md and evals/report.json%s" % (" (partial run)" if partial else ""))
+    failed = [n for n, r in runs.items() if r["status"] != "ok"]
+    unmet = [r["figure"] for r in doc["rows"] if r["ok"] is False]
+    for n in failed:
+        print("FAILED benchmark: %s (%s)" % (n, runs[n]["status"]), file=sys.stderr)
+    for fig in unmet:
+        print("target not met: %s" % fig, file=sys.stderr)
+    # Quick or full, a failed benchmark or a missed target fails the command.
+    return 1 if failed or unmet else 0
 
 
 if __name__ == "__main__":

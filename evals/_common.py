@@ -80,8 +80,14 @@ def machine():
 
 
 def write_json(name, obj):
+    """Write a benchmark's result, stamped with the code it measured (evals/stamp.py)."""
+    sys.path.insert(0, os.path.join(REPO, "evals"))
+    import stamp
     os.makedirs(OUT_DIR, exist_ok=True)
     path = os.path.join(OUT_DIR, name)
-    with open(path, "w") as f:
+    obj = dict(obj, **stamp.stamp())
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
         json.dump(obj, f, indent=2, sort_keys=True)
+    os.replace(tmp, path)
     return path

@@ -239,8 +239,8 @@ def main():
     cases, summary = corpus_table()
     result = {"latency": lat, "families": summary, "cases": cases,
               "targets": {"median_ms_100k": 20, "median_ms_5m": 200}}
-    with open(os.path.join(OUT, "bench_digest.json"), "w") as f:
-        json.dump(result, f, indent=2, sort_keys=True)
+    import _common
+    _common.write_json("bench_digest.json", result)
 
     print(f"tokenizer load {lat['tokenizer_load_ms']} ms (excluded below)")
     for k in ("pytest_100k", "pytest_5m", "generic_5m"):

@@ -37,7 +37,9 @@ def main():
            "by_label": {k: sum(1 for lab in labels if lab["label"] == k) for k in
                         ("starvation", "progress", "paging", "polling", "other")},
            "tp": tp, "fp": fp, "fn": fn,
-           "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / (tp + fn) if tp + fn else 1.0,
+           # None (n/a) when nothing fired / nothing was labelled: never a perfect score from no evidence.
+           "precision": tp / (tp + fp) if tp + fp else None, "precision_n": tp + fp,
+           "recall": tp / (tp + fn) if tp + fn else None, "recall_n": tp + fn,
            "false_starvation_after_change": len(fired & after_change)}
     print(json.dumps(res, indent=2))
     print("wrote", _common.write_json("bench_labels.json", res))

@@ -14,7 +14,7 @@ density lean, reflexes off), and ctx with reflexes (the default).  Everything me
 from what the scripted model server actually received: turns to green, tokens delivered
 (o200k over every tool_result the model saw) and re-runs (test runs not preceded by a fix).
 
-The gate from the design: ctx's turns within 1.5x of the raw arm's, delivered tokens far below
+The gate from the design: ctx's turns within 1.5x of the raw arm's, delivered tokens at most 0.25x
 it, and the starvation detector firing at most once per loop.
 
 Usage: python evals/referee.py [--quick] [--arms raw,rtk,lean,ctx] [--fixtures scores,inventory]
@@ -161,10 +161,14 @@ def run_arm(arm, fixture, rtk=None):
         kinds = [e["kind"] for e in agent.log]
         tests = [i for i, k in enumerate(kinds) if k == "test"]
         reruns = sum(1 for i in tests[1:] if kinds[i - 1] != "fix")
-        green = bool(agent.log) and agent.log[-1]["action"] == "final" and "pass" in str(
+        said_green = bool(agent.log) and agent.log[-1]["action"] == "final" and "pass" in str(
             agent.memo.get(max(agent.memo)) or "")
+        # Green is what the suite says after the loop, run again here, not what the scripted agent read.
+        check = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
+                               capture_output=True, text=True, timeout=300)
+        green = check.returncode == 0
         return {"arm": arm, "fixture": fixture, "turns": len(run.main_requests), "tool_calls": len(results),
-                "green": green, "delivered_tokens": delivered, "reruns": reruns,
+                "green": green, "agent_said_green": said_green, "delivered_tokens": delivered, "reruns": reruns,
                 "starvation_firings": _starvations(ctx_home, run.session_id) if arm in ("ctx", "lean") else None,
                 "commands": [e["action"] for e in agent.log], "returncode": run.returncode}
     finally:
@@ -222,8 +226,9 @@ def main():
             rows.append({"figure": "referee %s/%s: tokens delivered" % (fixture, arm), "value": r["delivered_tokens"],
                          "unit": "tokens", "baseline": "raw arm" if raw and arm != "raw" else None,
                          "baseline_value": raw["delivered_tokens"] if raw and arm != "raw" else None,
-                         "target": "far below raw" if arm == "ctx" else None,
-                         "ok": (r["delivered_tokens"] < raw["delivered_tokens"]) if arm == "ctx" and raw else None,
+                         "target": "<= 0.25x raw" if arm == "ctx" else None,
+                         "ok": (r["delivered_tokens"] <= 0.25 * raw["delivered_tokens"]) if arm == "ctx" and raw
+                         else None,
                          "note": "re-runs %d; starvation firings %s" % (r["reruns"], r["starvation_firings"])})
         if ctx is not None:
             rows.append({"figure": "referee %s/ctx: starvation firings per loop" % fixture,
@@ -231,8 +236,9 @@ def main():
                          "ok": (ctx["starvation_firings"] or 0) <= 1})
     out = {"label": "simulation of an agent over a real harness (Claude Code CLI, hooks, shell, pytest, ctx)",
            "results": results, "rows": rows}
-    os.makedirs(REPO / "evals" / "out", exist_ok=True)
-    (REPO / "evals" / "out" / "referee.json").write_text(json.dumps(out, indent=2))
+    sys.path.insert(0, str(REPO / "evals"))
+    import _common
+    _common.write_json("referee.json", out)
     print("wrote evals/out/referee.json")
     return 0
 
