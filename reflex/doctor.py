@@ -22,8 +22,13 @@ def run_checks(paths):
     if st["running"]:
         checks.append(Check("daemon", True, "running, pid %s, protocol %s" % (st.get("pid"), st.get("protocol"))))
     else:
-        checks.append(Check("daemon", False, "not running (%s)" % st.get("reason"),
-                            "run `ctx daemon start`; hooks start it on demand too. Log: %s" % paths.log))
+        # Not running is the normal idle state: every hook starts it on demand.  Only a daemon
+        # that should answer and does not (a live pid behind a dead socket) is a fault.
+        stuck = str(st.get("reason", "")).startswith("handshake refused") or _alive(
+            (st.get("stale_status") or {}).get("pid"))
+        checks.append(Check("daemon", not stuck,
+                            "not running (%s): hooks start it on demand" % st.get("reason"),
+                            "see the log %s; `ctx daemon stop` then `ctx daemon start`" % paths.log))
     checks.append(_perm_check("run dir", paths.run_dir, 0o700, want_dir=True))
     if os.path.exists(paths.socket):
         checks.append(_perm_check("socket", paths.socket, 0o600))
@@ -36,6 +41,19 @@ def run_checks(paths):
                         "%d event(s) waiting in %s" % (backlog, paths.spool),
                         None if backlog == 0 else "start the daemon; it ingests the spool on start"))
     return checks
+
+
+def _alive(pid):
+    """A process with this pid exists (a daemon that wrote a status file and no longer answers)."""
+    if not isinstance(pid, int) or pid <= 1 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _perm_check(name, path, want, want_dir=False):

@@ -40,11 +40,20 @@ def settings_path(scope, project_dir=None, home=None):
     raise InstallError("scope must be user or project, not %r" % scope)
 
 
+# Project settings are usually committed: their hook must work for every teammate who has ctx on
+# PATH (pipx, uv tool, a venv) and do nothing, silently and successfully, for one who has not.
+# A per-user absolute path (the fast launcher under one person's CTX_HOME) would break for all
+# the others.  User scope keeps the fast launcher.
+PORTABLE_COMMAND = "command -v ctx >/dev/null 2>&1 || exit 0; exec ctx hook claude"
+
+
 def is_ours(handler):
     if not isinstance(handler, dict):
         return False
     if handler.get("type") == "command":
         cmd = str(handler.get("command", "")).strip()
+        if cmd == PORTABLE_COMMAND:
+            return True
         parts = cmd.split()
         return len(parts) >= 3 and os.path.basename(parts[0].strip("'\"")) == "ctx" \
             and parts[-2:] == ["hook", "claude"]
@@ -54,9 +63,9 @@ def is_ours(handler):
     return False
 
 
-def hook_entries(launcher, transport="command", port=None, token=None):
-    """{event: [matcher group]} for our hooks."""
-    cmd = {"type": "command", "command": "%s hook claude" % _quote(launcher)}
+def hook_entries(launcher, transport="command", port=None, token=None, portable=False):
+    """{event: [matcher group]} for our hooks (`portable`: the PATH-resolved command, for shared files)."""
+    cmd = {"type": "command", "command": PORTABLE_COMMAND if portable else "%s hook claude" % _quote(launcher)}
 
     def command_handler(timeout):
         return dict(cmd, timeout=timeout)
@@ -174,7 +183,7 @@ def ensure_token(paths):
     return tok
 
 
-def install(paths, settings_file, *, launcher, transport="command", port=None, dry_run=False):
+def install(paths, settings_file, *, launcher, transport="command", port=None, dry_run=False, portable=False):
     """Merge our entries into settings_file.  Returns (new_settings, changed, backup)."""
     if transport not in ("command", "http"):
         raise InstallError("transport must be command or http")
@@ -184,7 +193,7 @@ def install(paths, settings_file, *, launcher, transport="command", port=None, d
             raise InstallError("the http transport needs --port")
         token = ensure_token(paths) if not dry_run else "<token>"
     current, text = load_settings(settings_file)
-    new = merged(current, hook_entries(launcher, transport, port, token))
+    new = merged(current, hook_entries(launcher, transport, port, token, portable))
 
     def remember(cfg, target):
         cfg["installed_settings"] = [f for f in cfg.get("installed_settings") or [] if f != target] + [target]

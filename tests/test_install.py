@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 
 from reflex import install as inst
 
@@ -93,3 +94,38 @@ def test_http_transport_entries(tmp_path, paths):
     assert os.stat(paths.http_token).st_mode & 0o777 == 0o600
     session_start = data["hooks"]["SessionStart"][0]["hooks"][0]
     assert session_start["type"] == "command", "SessionStart starts the daemon, so it stays a command hook"
+
+
+def test_project_scope_names_no_per_user_path_and_degrades_for_teammates_without_ctx(paths, tmp_path):
+    import shutil
+    project = tmp_path / "proj"
+    project.mkdir()
+    p = subprocess.run(ctx_cmd() + ["install", "--scope", "project"], cwd=project, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    text = (project / ".claude" / "settings.json").read_text()
+    assert str(paths.home) not in text and str(tmp_path) not in text, "no per-user path in a committed file"
+    data = json.loads(text)
+    commands = {h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]}
+    assert len(commands) == 1
+    command = commands.pop()
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "cwd": str(project),
+                          "tool_name": "Bash", "tool_input": {"command": "cat .env"}, "tool_use_id": "t"})
+    (project / ".env").write_text("K=v\n")
+    # A teammate who has ctx on PATH: the hook answers (here: the safety deny).
+    venv_bin = os.path.dirname(sys.executable)
+    with_ctx = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, text=True, timeout=30,
+                              env=dict(os.environ, PATH=venv_bin + os.pathsep + "/usr/bin:/bin"))
+    assert with_ctx.returncode == 0 and '"deny"' in with_ctx.stdout, with_ctx.stderr
+    # A teammate without ctx: exit 0, nothing on stdout, nothing on stderr.
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh",):
+        os.symlink(shutil.which(tool), bare / tool)
+    without = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, text=True, timeout=30,
+                             env={"PATH": str(bare), "HOME": str(tmp_path)})
+    assert (without.returncode, without.stdout, without.stderr) == (0, "", "")
+    # Uninstall recognises the portable entries.
+    p = subprocess.run(ctx_cmd() + ["uninstall", "--scope", "project"], cwd=project, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())

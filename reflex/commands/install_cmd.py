@@ -26,7 +26,8 @@ def install(scope, settings_file, transport, port, dry_run):
     launcher = launcher_mod.launcher_path(paths) if dry_run else launcher_mod.write_launcher(paths)
     try:
         new, changed, backup = inst.install(paths, target, launcher=launcher, transport=transport,
-                                            port=port, dry_run=dry_run)
+                                            port=port, dry_run=dry_run,
+                                            portable=scope == "project" and settings_file is None)
     except inst.InstallError as e:
         raise ReflexError(str(e))
     if dry_run:
@@ -34,6 +35,9 @@ def install(scope, settings_file, transport, port, dry_run):
         click.echo("(dry run: %s not changed)" % target, err=True)
         return
     click.echo("%s %s" % ("installed ctx hooks into" if changed else "ctx hooks already current in", target))
+    if scope == "project" and settings_file is None:
+        click.echo("project scope: the hooks run `ctx` from PATH, so the file can be committed; a teammate "
+                   "without ctx gets no-op hooks")
     if backup:
         click.echo("backup: %s" % backup)
     if transport == "http":
