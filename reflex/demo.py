@@ -47,8 +47,8 @@ def prepare_project(dest):
             continue
         target = ".env" if name == "dotenv" else name
         shutil.copy(os.path.join(PROJECT, name), os.path.join(dest, target))
-    # The recorded session ran with this project rule; with it, ctx answers
-    # "allow" for the pytest rewrite (without it, honestly, "ask").
+    # The recorded session ran with this project rule; with it, the harness would run
+    # `pytest` unasked, so ctx rewrites it (without it, ctx leaves the command to the harness).
     os.makedirs(os.path.join(dest, ".claude"), exist_ok=True)
     with open(os.path.join(dest, ".claude", "settings.json"), "w") as f:
         json.dump({"permissions": {"allow": ["Bash(pytest:*)"]}}, f, indent=2)
@@ -70,6 +70,14 @@ def run_demo(out=print, home=None, keep=False):
     t0 = time.time()
     st = daemon_control.start(paths)
     out("daemon started: pid %s in %.2fs" % (st.get("pid"), time.time() - t0))
+    from .tokens import tokenizer_status
+    ok, detail = tokenizer_status()
+    if ok:
+        out("tokenizer: %s" % detail)
+    else:
+        out("!! NO TOKENIZER: %s" % detail)
+        out("!! ctx cannot digest without it: every run below shows raw output and says why.")
+        out("!! Fix: set TIKTOKEN_CACHE_DIR to a directory holding o200k_base, or allow one download.")
     out("")
     session = load_session()
     mapping = {"{project}": project, "{ctx}": ctx}
@@ -135,7 +143,13 @@ def _show_pre(out, payload, answer, ms, project, env, summary):
     if "updatedInput" in hso:
         summary["runs"] += 1
     text = (p.stdout + p.stderr).decode(errors="replace").rstrip().splitlines()
-    out("    exit %d, %d lines; the model sees the last of them:" % (p.returncode, len(text)))
+    if not text:
+        out("    exit %d, no output" % p.returncode)
+        return
+    shown = min(4, len(text))
+    out("    exit %d, %d line%s of output; the model sees %s:" % (
+        p.returncode, len(text), "" if len(text) == 1 else "s", "all of it" if shown == len(text)
+        else "all %d (the last %d shown here)" % (len(text), shown)))
     for line in text[-4:]:
         out("    | " + line[:150])
 

@@ -86,3 +86,19 @@ def test_safe_cuts_add_up(pieces):
     for i in range(1, len(text)):
         if tokens.is_safe_cut(text, i):
             assert tokens.count(text[:i]) + tokens.count(text[i:]) == tokens.count(text), (text[:i], text[i:])
+
+
+def test_no_tokenizer_means_a_loud_footer_never_a_silent_passthrough(paths, daemon, tmp_path, monkeypatch):
+    """Offline with no cached encoding: the agent sees its output AND why there is no digest."""
+    import subprocess
+    import sys
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")   # no download either
+    daemon.start()
+    code = "for i in range(400): print('line %d of a long test log' % i)"
+    p = subprocess.run([sys.executable, "-m", "reflex.entry", "run", "--", "python3 -c \"%s\"" % code],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0
+    assert "line 399 of a long test log" in p.stdout, "the raw output is never lost"
+    footer = p.stdout.strip().splitlines()[-1]
+    assert "NO DIGEST" in footer and "tokenizer" in footer and "ctx doctor" in footer, footer

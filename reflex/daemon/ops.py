@@ -180,8 +180,14 @@ class Ops:
         except OSError:
             pass
         if digest is None:
-            footer = "[ctx] exit %s · %s stored as %s · full output: ctx get %s\n" % (
-                exit_code, _size(size), handle, handle)
+            # The output above is raw; say why, loudly, instead of passing it off as normal.
+            why = ""
+            if digest_error:
+                why = " · NO DIGEST: %s; run `ctx doctor`" % (
+                    "the o200k_base tokenizer is unavailable (set TIKTOKEN_CACHE_DIR or allow one download)"
+                    if digest_error.startswith("TokenizerUnavailable") else digest_error[:200])
+            footer = "[ctx] exit %s%s · %s stored as %s · full output: ctx get %s\n" % (
+                exit_code, why, _size(size), handle, handle)
             return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
                           "duplicate": written.duplicate}, out=footer.encode())
         text = digest.text if digest.text.endswith("\n") else digest.text + "\n"

@@ -114,6 +114,8 @@ def scorecard_text(card: dict, colour: bool = False) -> str:
     r = card["runs"]
     lines.append("runs       %s (%s digested, %s passthrough, %s failing)" % (
         num(r["total"]), num(r["digested"]), num(r["passthrough"]), num(r["failing"])))
+    for why, n in (r.get("not_digested") or {}).items():
+        lines.append(st("           %s run(s) NOT digested: %s (run `ctx doctor`)" % (num(n), why), "bold"))
     if r["by_family"]:
         lines += table(["family", "runs", "digested", "failing"],
                        [[f, num(v["runs"]), num(v["digested"]), num(v["failing"])] for f, v in r["by_family"].items()],

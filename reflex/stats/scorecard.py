@@ -292,6 +292,17 @@ def ledger_firings(outcome_rows) -> list[dict]:
              "core_hash": o["core_hash"], "policy_epoch": o.get("policy_epoch")} for o in outcome_rows]
 
 
+def _not_digested(runs) -> dict:
+    """{why: count} for runs whose digest failed (e.g. the tokenizer could not be loaded)."""
+    out: dict = {}
+    for c in runs:
+        err = c.run.digest_error
+        if err:
+            why = "tokenizer unavailable" if str(err).startswith("TokenizerUnavailable") else str(err)[:80]
+            out[why] = out.get(why, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def scorecard(tl: Timeline, firings, firing_source="ledger", *, round_price=PRICE_PER_EXTRA_ROUND,
               ev=None) -> dict:
     """The scorecard of one session's timeline; `firings` as ledger_firings/replay_firings give them."""
@@ -335,6 +346,7 @@ def scorecard(tl: Timeline, firings, firing_source="ledger", *, round_price=PRIC
         "runs": {"total": len(runs), "digested": sum(1 for c in runs if c.run.digested),
                  "passthrough": sum(1 for c in runs if c.run.passthrough),
                  "failing": sum(1 for c in runs if c.run.failing),
+                 "not_digested": _not_digested(runs),
                  "by_family": dict(sorted(by_family.items())), "by_profile": dict(sorted(by_profile.items())),
                  "by_density": dict(sorted(by_density.items()))},
         "interventions": interventions,
