@@ -31,7 +31,8 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-@click.group(cls=LazyGroup, lazy={
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             lazy={
     "daemon": "reflex.commands.daemon_cmd:daemon",
     "paths": "reflex.commands.daemon_cmd:paths_cmd",
     "install": "reflex.commands.install_cmd:install",

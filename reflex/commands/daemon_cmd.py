@@ -34,7 +34,7 @@ def stop():
 
 
 @daemon.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the status (or paths) as JSON.")
 def status(as_json):
     """Is the daemon running? (exit 1 when it is not)"""
     st = daemon_control.status(paths_mod.resolve())
@@ -56,7 +56,7 @@ def run_foreground():
 
 
 @click.command("paths")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the status (or paths) as JSON.")
 def paths_cmd(as_json):
     """Print where ctx keeps its state ($CTX_HOME overrides)."""
     d = paths_mod.resolve().as_dict()

@@ -23,7 +23,8 @@ from reflex.digest.budget import DENSITIES, MIN_BUDGET
               help="Command family (pytest, go-test, cargo-test, jest, vitest, npm-script, tsc, eslint, ruff, mypy, make, other).")
 @click.option("--budget", "-b", type=click.IntRange(min=MIN_BUDGET), default=None,
               help=f"Token budget (o200k, exact); at least {MIN_BUDGET}.  Default: the density's own.")
-@click.option("--density", "-d", type=click.Choice(DENSITIES), default="normal", show_default=True)
+@click.option("--density", "-d", type=click.Choice(DENSITIES), default="normal", show_default=True,
+              help="How much to show: lean < normal < dense (every failing id) < inline (evidence inlined) < raw-capped.")
 @click.option("--exit-code", type=int, default=None, help="Exit code the command returned, for the header.")
 @click.option("--command", "command_text", default="", help="The command that produced the output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the digest, its hints and facts as JSON.")

@@ -8,7 +8,7 @@ from reflex import doctor as doctor_mod, paths as paths_mod
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (name, ok, detail, fix).")
 def doctor(as_json):
     """Check the daemon, permissions, ledger, tokenizer and installed hooks."""
     checks = doctor_mod.run_checks(paths_mod.resolve())

@@ -13,10 +13,13 @@ def _target(scope, settings):
 
 
 @click.command()
-@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
+              help="user: ~/.claude/settings.json (fast launcher); project: ./.claude/settings.json, safe to commit "
+                   "(runs `ctx` from PATH, a no-op for teammates without ctx).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="Write to this settings file instead of the scope's.")
-@click.option("--transport", type=click.Choice(["command", "http"]), default="command", show_default=True)
+@click.option("--transport", type=click.Choice(["command", "http"]), default="command", show_default=True,
+              help="command: a process per hook (the safety plane works with the daemon down); http: loopback posts.")
 @click.option("--port", type=int, default=None, help="Loopback port for the http transport.")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
 def install(scope, settings_file, transport, port, dry_run):
@@ -45,9 +48,11 @@ def install(scope, settings_file, transport, port, dry_run):
 
 
 @click.command()
-@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
-@click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None)
-@click.option("--dry-run", is_flag=True)
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
+              help="Which settings file to remove ctx's hooks from.")
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
+              help="Remove from this settings file instead of the scope's.")
+@click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
 def uninstall(scope, settings_file, dry_run):
     """Remove ctx's hooks from Claude Code settings (other hooks untouched)."""
     paths = paths_mod.resolve()

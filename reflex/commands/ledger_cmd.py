@@ -24,8 +24,10 @@ def _ledger_path(path):
 
 @ledger.command()
 @click.option("--session", default=None, help="Only this session's events.")
-@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True)
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None,
+              help="Another ledger file (default: this user's, see `ctx paths`).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True,
+              help="jsonl on stdout, or parquet (needs pyarrow: the parquet extra).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Output file (required for parquet).")
 def export(session, ledger_path, fmt, out_path):
@@ -50,8 +52,9 @@ def export(session, ledger_path, fmt, out_path):
 
 
 @ledger.command()
-@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None,
+              help="Another ledger file (default: this user's, see `ctx paths`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify(ledger_path, as_json):
     """Check integrity, hash chain, sequences and blobs (exit 1 on any problem)."""
     from reflex.ledger.verify import verify as run_verify

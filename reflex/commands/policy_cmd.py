@@ -45,7 +45,8 @@ def compile_cmd(ledgers, out_path, plan_value, base):
 
 
 @policy_group.command("evidence")
-@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None)
+@click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None,
+              help="Another ledger file (default: this user's, see `ctx paths`).")
 @click.option("--session", "session_id", default=None, help="Only this session.")
 @click.option("--dry-run", is_flag=True, help="Print the outcomes as JSON lines; write nothing.")
 def evidence_cmd(ledger_path, session_id, dry_run):

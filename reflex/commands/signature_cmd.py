@@ -48,7 +48,12 @@ def _describe(sig: Signature, indent: str = "") -> list:
 def signature_cmd(cwd, as_json, compare, command):
     """Show the signature of COMMAND: family, core, decorations, scope, reads, writes.
 
-    ctx signature -- pytest -q tests/ | ctx signature "cd a && pytest -x 2>&1 | tail -5"
+    Examples:
+
+    \b
+      ctx signature -- pytest -q tests/
+      ctx signature "cd a && pytest -x 2>&1 | tail -5"
+      ctx signature --json --compare "pytest -x" "pytest"
     """
     if compare:
         if len(command) != 2:
