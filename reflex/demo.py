@@ -86,6 +86,9 @@ def run_demo(out=print, home=None, keep=False):
     try:
         for raw in session:
             payload = _substitute(raw, mapping)
+            # A recorded duration is the original session's, not this replay's: comparing it with
+            # the demo's own runs would print a meaningless (even negative) overhead.
+            payload.pop("duration_ms", None)
             event = payload.get("hook_event_name")
             summary["events"] += 1
             t = time.perf_counter()
@@ -162,11 +165,14 @@ def _report(out, paths, summary):
                         "GROUP BY kind, hook_event, decision ORDER BY min(id)").fetchall()
     runs = conn.execute("SELECT handle, exit_code, raw_bytes, command FROM runs ORDER BY id").fetchall()
     conn.close()
-    out("ledger (%s):" % paths.ledger)
+    out("ledger (%s): every hook event and every `ctx run`, append-only and hash-chained" % paths.ledger)
     for kind, ev, dec, n in rows:
         out("  %4d  %-8s %-20s %s" % (n, kind, ev or "", dec or ""))
     for handle, code, size, cmd in runs:
         out("  run %s exit %s, %d bytes stored: %s" % (handle, code, size, _short(cmd, 60)))
+        if "|" in (cmd or "") and code not in (0, None):
+            out("      (the exit of the command itself; the pipeline the model ran, like bash, exited "
+                "with its last stage, so the model saw exit 0)")
     rep = verify(paths.ledger, paths.blobs)
     out("ctx ledger verify: %s (%d events, hash chain intact)" % ("OK" if rep.ok else "FAILED", rep.counts.get("events", 0)))
     summary["verify_ok"] = rep.ok
@@ -183,6 +189,10 @@ def _scorecard(out, paths, session):
         if card:
             out("")
             out("$ ctx stats --session %s" % session[0].get("session_id"))
+            out("  (what ctx did in this session and what it cost. The scripted model re-ran the tests once "
+                "on purpose, with `| tail -5`, to show the starvation detector: that extra round is priced in "
+                "'digest net', which is why it is negative in a session this small. Timings come from the "
+                "replay, so the harness-side 'ctx run overhead' is not measured here.)")
             out(render.scorecard_text(card, False).rstrip("\n"))
     except Exception as e:  # the demo must still finish and verify
         out("(scorecard unavailable: %s)" % e)
@@ -198,6 +208,9 @@ def _replay(out):
         decisions[d["decision"]] = decisions.get(d["decision"], 0) + 1
     out("")
     out("$ ctx replay reflex/data/demo_transcript.jsonl   (a real Claude Code session, CC0)")
+    out("  (what ctx would have decided at each Bash call of a session it never saw, and where its detectors "
+        "fire: 'starvation' marks a re-run of the same command with nothing changed in between, the loop "
+        "ctx answers by densifying the next digest)")
     out("  %d Bash calls; ctx would have: %s" % (report["commands"], ", ".join(
         "%s %d" % (k, v) for k, v in sorted(decisions.items()))))
     for f in report["firings"][:6]:
