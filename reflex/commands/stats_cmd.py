@@ -23,18 +23,24 @@ def _ledger(path):
 @click.option("--project", default=None, type=click.Path(file_okay=False), help="Only sessions under this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Stable JSON (schemas in reflex.stats.scorecard / aggregate).")
 @click.option("--csv", "as_csv", is_flag=True, help="Across sessions: one CSV row per session.")
+@click.option("--html", "as_html", is_flag=True,
+              help="One self-contained page with plots (no network needed to view it); see --out.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the --html page to this file (default: standard output).")
 @click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None, help="Another ledger file.")
 @click.option("--round-price", type=click.IntRange(min=0), default=None, metavar="TOKENS",
               help="Tokens charged per extra round in the cost estimate (default 2000).")
-def stats_cmd(session_id, last, since, project, as_json, as_csv, ledger_path, round_price):
+def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_path, ledger_path, round_price):
     """Scorecards: what ctx did, what it cost, what landed, where the agent looped."""
     from reflex.stats import render
     from reflex.stats.ledger_read import LedgerReadError
     from reflex.stats.scorecard import PRICE_PER_EXTRA_ROUND
     price = PRICE_PER_EXTRA_ROUND if round_price is None else round_price
     path = _ledger(ledger_path)
-    if as_json and as_csv:
-        raise ReflexError("choose one of --json and --csv")
+    if sum(map(bool, (as_json, as_csv, as_html))) > 1:
+        raise ReflexError("choose one of --json, --csv and --html")
+    if out_path and not as_html:
+        raise ReflexError("--out goes with --html (the other formats print to standard output)")
     try:
         if session_id or last:
             if since or project or as_csv:
@@ -46,6 +52,9 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, ledger_path, ro
                                   else "no sessions in %s yet" % path)
             if as_json:
                 click.echo(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False))
+            elif as_html:
+                from reflex.stats.html import session_page
+                _write_page(session_page(card), out_path)
             else:
                 click.echo(render.scorecard_text(card, render.use_colour(sys.stdout)), nl=False)
             return
@@ -64,5 +73,20 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, ledger_path, ro
             w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
     elif as_json:
         click.echo(json.dumps(agg, indent=2, sort_keys=True, ensure_ascii=False))
+    elif as_html:
+        from reflex.stats.html import aggregate_page
+        _write_page(aggregate_page(agg), out_path)
     else:
         click.echo(render.aggregate_text(agg, render.use_colour(sys.stdout)), nl=False)
+
+
+def _write_page(page, out_path):
+    if not out_path:
+        click.echo(page, nl=False)
+        return
+    import os
+    tmp = out_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(page)
+    os.replace(tmp, out_path)
+    click.echo("wrote %s (%d KB; open it in a browser, no network needed)" % (out_path, len(page) // 1024), err=True)

@@ -52,6 +52,8 @@ Schema "ctx-scorecard/v1":
                   of each hook event, not the shim's process start or the socket),
                   run_overhead_ms {n, p50, p95, max, note} (harness duration of a rewritten call
                   minus the command's own duration measured by ctx run)
+    series        runs [{seq, command, family, raw_tokens, delivered_tokens, harness_tokens,
+                  failed_count, density}] in order, hook_latency_us [every hook's daemon-side time]
     anomalies     repeated_signatures, zero_landing_interventions, thrash, starvation_streaks
                   (reflex.stats.anomalies), thresholds
 
@@ -292,6 +294,17 @@ def ledger_firings(outcome_rows) -> list[dict]:
              "core_hash": o["core_hash"], "policy_epoch": o.get("policy_epoch")} for o in outcome_rows]
 
 
+def _series(tl: Timeline) -> dict:
+    """Per-run and per-hook values behind the totals (what `ctx stats --html` plots)."""
+    runs = []
+    for c in tl.runs():
+        r = c.run
+        runs.append({"seq": c.seq, "command": c.command, "family": r.family, "raw_tokens": r.raw_tokens,
+                     "delivered_tokens": r.delivered_tokens, "harness_tokens": r.harness_tokens,
+                     "failed_count": r.failed_count, "density": r.density})
+    return {"runs": runs, "hook_latency_us": list(tl.hook_latency_us)}
+
+
 def _not_digested(runs) -> dict:
     """{why: count} for runs whose digest failed (e.g. the tokenizer could not be loaded)."""
     out: dict = {}
@@ -354,6 +367,7 @@ def scorecard(tl: Timeline, firings, firing_source="ledger", *, round_price=PRIC
         "evidence": {"by_outcome": by_outcome, "censored_runs": len(ev.censored), "runs": ev.runs},
         "tokens": tokens,
         "rounds": rounds,
+        "series": _series(tl),
         "cost": {"price_per_extra_round": round_price, "price_basis": PRICE_BASIS,
                  "delivered_tokens": tokens["delivered"]["total"], "extra_rounds": extra,
                  "total": tokens["delivered"]["total"] + extra * round_price,
