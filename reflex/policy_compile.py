@@ -388,7 +388,9 @@ def _supports(model, name) -> bool:
     return name in getattr(model, "model_fields", {})
 
 
-def compile_epoch(paths, *, plan_value=False, base=None) -> CompileResult:
+def compile_epoch(paths, *, plan_value=False, base=None, progress=None) -> CompileResult:
+    """`progress(path, sessions_done, events_in_file)`, when given, is called every 200 sessions and
+    once per file: the CLI shows it on a terminal (large ledgers take minutes)."""
     from reflex.policy import LADDER, FamilyDefaults, Policy, PolicyError, default_policy, load_policy, parse_policy
     try:
         base_policy = load_policy(base) if base else default_policy()
@@ -418,6 +420,10 @@ def compile_epoch(paths, *, plan_value=False, base=None) -> CompileResult:
                 seen_sessions.add(sid)
                 inp.sessions += 1
                 add_session(cells, build(sid, rows))
+                if progress is not None and inp.sessions % 200 == 0:
+                    progress(inp.path, inp.sessions, inp.events)
+            if progress is not None:
+                progress(inp.path, inp.sessions, inp.events)
     finally:
         for _inp, _s, close in opened:
             close()

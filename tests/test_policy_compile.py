@@ -252,3 +252,36 @@ def test_parquet_export_round_trips_every_event(three, tmp_path):
     one = tmp_path / "one.parquet"
     assert export_parquet(three[0], str(one), session="a01") == sum(1 for _ in iter_events(three[0], "a01"))
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_compile_shows_progress_on_a_terminal_only(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+    from evals.team_ledgers_example import Developer, plain_session
+    dev = Developer(str(tmp_path), "dev")
+    try:
+        dev.start()
+        plain_session(dev, "p-1", "claude-haiku-4-5")
+    finally:
+        dev.stop()
+    argv = [sys.executable, "-m", "reflex.entry", "policy", "compile", "--ledger", dev.paths.ledger,
+            "--out", str(tmp_path / "epoch.toml")]
+    quiet = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=dev.env)
+    assert quiet.returncode == 0 and "compiling" not in quiet.stderr
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=slave, env=dev.env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert p.wait(120) == 0
+    os.close(master)
+    assert b"compiling" in seen and b"1 sessions" in seen, seen

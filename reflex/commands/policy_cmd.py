@@ -31,7 +31,13 @@ def compile_cmd(ledgers, out_path, plan_value, base):
     """Read ledgers, write the next policy epoch (TOML).  Same ledgers, same bytes."""
     from reflex.policy_compile import CompileError, compile_epoch, write_atomic
     try:
-        result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base)
+        progress = _tty_progress()
+        try:
+            result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base,
+                                   progress=progress)
+        finally:
+            if progress is not None:
+                sys.stderr.write("\n")
     except CompileError as e:
         raise ReflexError(str(e)) from None
     for w in result.warnings:
@@ -80,3 +86,18 @@ def check_cmd(path):
     except PolicyError as e:
         raise ReflexError(str(e)) from None
     click.echo("%s: epoch %s v%d (%s) OK" % (path, p.epoch.name, p.epoch.version, p.epoch.source))
+
+
+def _tty_progress():
+    """A one-line progress display on a terminal's stderr; nothing when stderr is not a terminal."""
+    import sys
+    import time
+    if not sys.stderr.isatty():
+        return None
+    started = time.monotonic()
+
+    def show(path, sessions, events):
+        sys.stderr.write("\r\033[Kcompiling %s: %d sessions (%s events) · %.0fs" % (
+            path, sessions, "{:,}".format(events) if events else "?", time.monotonic() - started))
+        sys.stderr.flush()
+    return show
