@@ -72,6 +72,14 @@ def main():
     proc = _common.start_daemon(paths)
     env = dict(os.environ)
     cwd = os.path.dirname(paths.home)
+    # A user whose settings allow the test command (so the answer is the rewrite, the path that
+    # runs the permission mirror), in a session whose harness pid the hook can see (CLAUDE_PID:
+    # this process, an ancestor of every hook it spawns, so the daemon reads its command line).
+    home = os.path.join(cwd, "home")
+    os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
+    with open(os.path.join(home, ".claude", "settings.json"), "w") as f:
+        json.dump({"permissions": {"allow": ["Bash(pytest:*)"]}}, f)
+    env.update(HOME=home, CLAUDE_PID=str(os.getpid()))
     data = payload(cwd)
     console = os.path.join(os.path.dirname(sys.executable), "ctx")
     arms = {
