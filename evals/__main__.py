@@ -27,24 +27,24 @@ OUT = os.path.join(HERE, "out")
 
 # name: (script, quick args, full args, timeout seconds, the JSON it writes to evals/out/)
 BENCHES = {
-    "hook": ("bench_hook.py", ["--runs", "12"], ["--runs", "40"], 300, "bench_hook.json"),
-    "throughput": ("bench_throughput.py", ["--events-per-client", "300"], ["--events-per-client", "2500"], 300,
+    "hook": ("bench_hook.py", ["--runs", "5"], ["--runs", "40"], 300, "bench_hook.json"),
+    "throughput": ("bench_throughput.py", ["--clients", "2", "--events-per-client", "150"], ["--events-per-client", "2500"], 300,
                    "bench_throughput.json"),
-    "durability": ("bench_durability.py", ["--events", "2000", "--min-gap", "0.3", "--max-gap", "0.8"], [], 600,
+    "durability": ("bench_durability.py", ["--events", "600", "--clients", "4", "--min-gap", "0.3", "--max-gap", "0.6"], [], 600,
                    "bench_durability.json"),
-    "run": ("bench_run.py", ["--runs", "10"], ["--runs", "30"], 300, "bench_run.json"),
-    "signature": ("bench_signature.py", ["--rounds", "3"], [], 300, "bench_signature.json"),
-    "safety": ("bench_safety.py", ["--rounds", "10", "--imports", "3"], [], 300, "bench_safety.json"),
+    "run": ("bench_run.py", ["--runs", "3"], ["--runs", "30"], 300, "bench_run.json"),
+    "signature": ("bench_signature.py", ["--rounds", "1"], [], 300, "bench_signature.json"),
+    "safety": ("bench_safety.py", ["--rounds", "2", "--imports", "2"], [], 300, "bench_safety.json"),
     "digest": ("bench_digest.py", ["--quick"], [], 600, "bench_digest.json"),
-    "worktree": ("bench_worktree.py", ["--files", "5000", "--edits", "15", "--no-limit-run"], ["--no-limit-run"], 300,
+    "worktree": ("bench_worktree.py", ["--files", "2000", "--edits", "5", "--queries", "2000", "--no-limit-run"], ["--no-limit-run"], 300,
                  "bench_worktree.json"),
     "fold": ("bench_fold.py", ["--rounds", "1"], [], 300, "bench_fold.json"),
-    "replay": ("bench_replay.py", ["--rounds", "1"], [], 300, "bench_replay.json"),
+    "replay": ("bench_replay.py", ["--mb", "0.5", "--rounds", "1"], [], 300, "bench_replay.json"),
     "labels": ("bench_labels.py", [], [], 300, "bench_labels.json"),
-    "stats": ("bench_stats.py", ["--sessions", "100", "--events", "500", "--repeat", "3"], [], 1200,
+    "stats": ("bench_stats.py", ["--sessions", "20", "--events", "200", "--repeat", "1"], [], 1200,
               "bench_stats.json"),
     "peers": ("bench_peers.py", ["--quick"], [], 900, "bench_peers.json"),
-    "referee": ("referee.py", ["--quick"], [], 1200, "referee.json"),
+    "referee": ("referee.py", ["--quick", "--arms", "raw,ctx"], [], 1200, "referee.json"),
 }
 
 

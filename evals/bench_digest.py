@@ -229,7 +229,7 @@ def main():
     small = _pytest_output(400, 3, "short")  # ~100 KB
     big = _pytest_output(24000, 4, "short")  # ~5 MB
     find_big = _find_output(5_000_000)
-    runs_small, runs_big = (10, 3) if args.quick else (30, 7)
+    runs_small, runs_big = (3, 1) if args.quick else (30, 7)
     lat = {
         "tokenizer_load_ms": round(load_ms, 1),
         "pytest_100k": latency(small, "pytest", runs_small),

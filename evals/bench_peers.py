@@ -87,7 +87,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
-    runs = 8 if args.quick else 25
+    runs = 3 if args.quick else 25
     paths = _common.setup_env("ctx-peers-")
     tmp = tempfile.mkdtemp(prefix="ctx-peers-work-")
     from reflex import config, install, launcher, tokens
