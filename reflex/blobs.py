@@ -6,8 +6,10 @@ what agents type, is "r:" + the first 12 hex digits.  Files are zlib-compressed,
 either nothing or a complete blob.  Reads re-hash the bytes: a blob that does
 not match its name is reported as damaged, never returned.
 
-Retention is least-recently-used by a size and an age limit; the ledger is
-never touched by eviction (a run whose blob is gone answers miss(evicted)).
+Retention is least-recently-used by a size and an age limit.  It records
+what it removes (the ledger's `evictions` table) before removing it, so a run
+whose blob is gone answers miss(evicted) only when retention removed it, and
+miss(denatured) when something else deleted it.
 """
 
 import os
@@ -92,8 +94,12 @@ class BlobStore:
     def exists(self, bid):
         return os.path.exists(self._path(bid.split(":", 1)[-1]))
 
-    def evict(self, *, max_bytes=None, max_age_s=None, now=None):
-        """Remove least-recently-used blobs beyond the limits; returns removed ids."""
+    def evict(self, *, max_bytes=None, max_age_s=None, now=None, record=None):
+        """Remove least-recently-used blobs beyond the limits; returns removed ids.
+
+        `record`, when given, is called once with every blob about to go, as dicts
+        (blob, bytes, reason, evicted_at), before any file is removed; if it raises,
+        nothing is removed."""
         now = time.time() if now is None else now
         entries = []
         for sub in _listdir(self.root):
@@ -108,18 +114,23 @@ class BlobStore:
                     continue
                 entries.append((st.st_mtime, st.st_size, p, "b3:" + sub + name[:-2]))
         entries.sort()  # oldest use first
-        removed = []
+        doomed = []
         total = sum(e[1] for e in entries)
         for mtime, size, p, bid in entries:
             too_old = max_age_s is not None and now - mtime > max_age_s
             too_big = max_bytes is not None and total > max_bytes
             if not (too_old or too_big):
                 continue
+            total -= size
+            doomed.append((p, bid, size, "age" if too_old else "size"))
+        if doomed and record is not None:
+            record([{"blob": bid, "bytes": size, "reason": why, "evicted_at": now} for _p, bid, size, why in doomed])
+        removed = []
+        for p, bid, _size, _why in doomed:
             try:
                 os.unlink(p)
             except OSError:
                 continue
-            total -= size
             removed.append(bid)
         return removed
 

@@ -28,11 +28,12 @@ class Retrieval:
     # -- helpers ---------------------------------------------------------------
     def _run_row(self, handle):
         row = self.ctx.reader().execute(
-            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta "
+            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta, event_uid "
             "FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchone()
         if row is None:
             return None
-        keys = ("id", "handle", "blob", "session_id", "command", "cwd", "core_hash", "worktree_hash", "meta")
+        keys = ("id", "handle", "blob", "session_id", "command", "cwd", "core_hash", "worktree_hash", "meta",
+                "event_uid")
         return dict(zip(keys, row))
 
     def _newer_run(self, run):
@@ -48,9 +49,17 @@ class Retrieval:
         try:
             return self.ctx.blobs.get(run["blob"]), None
         except blobs.BlobMissing:
-            return None, Miss(reason="evicted", handle=run["handle"],
-                              detail="retention removed the output of %s" % run["handle"],
-                              escalate_to=["rerun: %s" % run["command"]])
+            from ..ledger.evictions import eviction_records_since, missing_blob
+            conn = self.ctx.reader()
+            if missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) != "deleted":
+                return None, Miss(reason="evicted", handle=run["handle"],
+                                  detail="retention removed the output of %s" % run["handle"],
+                                  escalate_to=["rerun: %s" % run["command"]])
+            # Retention records what it removes: this blob went some other way.
+            return None, Miss(reason="denatured", handle=run["handle"],
+                              detail="the stored output of %s is missing and retention never removed it "
+                                     "(deleted outside ctx)" % run["handle"],
+                              escalate_to=["rerun: %s" % run["command"], "ask_human"])
         except blobs.BlobDamaged as e:
             return None, Miss(reason="denatured", handle=run["handle"], detail=str(e),
                               escalate_to=["rerun: %s" % run["command"], "ask_human"])
