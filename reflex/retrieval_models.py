@@ -36,6 +36,7 @@ class Know(BaseModel):
     truncated: bool = False
     next: str | None = None       # the address that continues a truncated answer
     redacted: int = 0             # how many secret values were masked
+    neutralized: int = 0          # lines escaped because they read as ctx's or the harness's control text
     matches: int | None = None    # search only
 
 

@@ -12,6 +12,7 @@ from blake3 import blake3
 
 from .. import address as addr
 from .. import blobs
+from ..digest.neutralize import neutralize_verbatim
 from ..digest.redact import redact_lines
 from ..retrieval_models import Answer, Know, Miss
 
@@ -139,6 +140,7 @@ class Retrieval:
         end, truncated = self._bounded(raw, span, budget)
         piece = raw[span[0]:end]
         text, redacted = _redact(piece)
+        text, neutralized = neutralize_verbatim(text)
         nxt = None
         if truncated:
             starts = addr.line_starts(raw)
@@ -146,8 +148,9 @@ class Retrieval:
             _, last = addr.lines_of_span(starts, span, len(starts))
             nxt = addr.format_lines(a.handle, first, last)
         know = Know(handle=a.handle, address=query, span=(span[0], end), b3=blake3(piece).hexdigest(),
-                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted)
-        out = piece if not redacted else text.encode("utf-8", "surrogateescape")
+                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted,
+                    neutralized=neutralized)
+        out = piece if not (redacted or neutralized) else text.encode("utf-8", "surrogateescape")
         return Answer(query=query, know=know), out
 
     def _test_span(self, run, test_id):
