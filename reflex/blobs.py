@@ -91,6 +91,53 @@ class BlobStore:
             pass
         return data
 
+    def stream(self, bid, piece=1 << 20):
+        """The bytes of blob `bid` in pieces of at most `piece` bytes, hashed as they go.
+
+        Raises BlobMissing before the first piece; BlobDamaged after the last one when
+        the bytes do not hash to the blob's name: a caller must not trust what it read
+        until the generator is exhausted.  Memory stays at one piece however large the blob;
+        reading does not count as a use for retention."""
+        hexd = bid.split(":", 1)[-1]
+        try:
+            f = open(self._path(hexd), "rb")
+        except FileNotFoundError:
+            raise BlobMissing(bid) from None
+        h = blake3()
+        d = zlib.decompressobj()
+        with f:
+            pending = b""
+            while True:
+                if not pending:
+                    pending = f.read(1 << 18)
+                    if not pending:
+                        break
+                try:
+                    out = d.decompress(pending, piece)
+                except zlib.error as e:
+                    raise BlobDamaged("%s: %s" % (bid, e)) from None
+                pending = d.unconsumed_tail
+                if out:
+                    h.update(out)
+                    yield out
+                if d.eof:
+                    break
+            try:
+                rest = d.flush()
+            except zlib.error as e:
+                raise BlobDamaged("%s: %s" % (bid, e)) from None
+            if rest:
+                h.update(rest)
+                yield rest
+        if not d.eof:
+            raise BlobDamaged("%s: compressed stream is truncated" % bid)
+        if h.hexdigest() != hexd:
+            raise BlobDamaged("%s: content does not match its hash" % bid)
+
+    def sidecar(self, bid, suffix):
+        """Where derived data about blob `bid` lives (next to it; retention removes it with the blob)."""
+        return self._path(bid.split(":", 1)[-1])[:-2] + "." + suffix
+
     def exists(self, bid):
         return os.path.exists(self._path(bid.split(":", 1)[-1]))
 
@@ -132,6 +179,12 @@ class BlobStore:
             except OSError:
                 continue
             removed.append(bid)
+            for side in _listdir(os.path.dirname(p)):
+                if side.startswith(os.path.basename(p)[:-2] + ".") and not side.endswith(".z"):
+                    try:
+                        os.unlink(os.path.join(os.path.dirname(p), side))
+                    except OSError:
+                        pass
         return removed
 
 

@@ -9,6 +9,8 @@ Keys (all optional):
   safety_allow        glob patterns the safety plane must not deny
   blob_max_bytes      blob store size limit; least-recently-used blobs beyond it are evicted (1 GiB)
   blob_max_age_days   blobs unused for longer are evicted (30)
+  search_time_limit_s how long `ctx search` may take, answer included (1.0); what it could not
+                      search in that time is said in the answer
 
 stdlib-only.
 """
@@ -25,6 +27,7 @@ DEFAULTS = {
     "safety_allow": [],
     "blob_max_bytes": 1 << 30,
     "blob_max_age_days": 30,
+    "search_time_limit_s": 1.0,
 }
 
 

@@ -37,7 +37,8 @@ class Know(BaseModel):
     next: str | None = None       # the address that continues a truncated answer
     redacted: int = 0             # how many secret values were masked
     neutralized: int = 0          # lines escaped because they read as ctx's or the harness's control text
-    matches: int | None = None    # search only
+    matches: int | None = None    # search only: matching lines (a lower bound when not complete)
+    complete: bool | None = None  # search only: False when the time limit stopped it before it read everything
 
 
 class Miss(BaseModel):
