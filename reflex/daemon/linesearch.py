@@ -50,6 +50,7 @@ MAX_LINE = 16 << 20         # longer lines are skipped, never cut
 CONTEXT = 2                 # lines before and after each match
 MAX_SHOWN_BYTES = 96 << 10  # text of windows sent to the daemon (the daemon cuts to its token budget)
 CHECK_EVERY = 512           # matches between two deadline checks
+SCAN_STEP = 64 << 10        # bytes one RE2 call scans before the deadline is looked at again
 WORKER_MEMORY = 2 << 30     # address-space limit of the child
 WARM_BUDGET_S = 60.0        # wall time a worker may spend computing redaction maps after answering
 
@@ -141,16 +142,28 @@ class _Matcher:
         self.rx = rx
         self.unanchored = _re2.RE2.Anchor.UNANCHORED
 
-    def first(self, block: bytes, pos: int) -> int:
-        """Offset of the first match at or after pos, or -1.
+    def first(self, block: bytes, pos: int, end: int | None = None) -> int:
+        """Offset of the first match in block[pos:end] (end: a line end), or -1.
 
-        An empty match at the very end of a block that ends with a newline is no match:
-        the line it would belong to starts the next block (`^\\s*$` would count it twice)."""
-        n = len(block)
+        An empty match at `end` just after a newline is no match: the line it would
+        belong to starts after `end` (`^\\s*$` would count it twice)."""
+        n = len(block) if end is None else end
         s = self.rx.Match(self.unanchored, block, pos, n)[0][0]
         if s == n and n and block[n - 1] == 10:
             return -1
         return s
+
+
+def _scan_end(block: bytes, pos: int) -> int:
+    """Where one matching step from pos stops: the end of the line SCAN_STEP bytes on (or the block's).
+
+    RE2 stays linear on every pattern, but a pattern that defeats its DFA runs at a few
+    MB/s; short steps let the deadline be checked often."""
+    n = len(block)
+    if n - pos <= SCAN_STEP:
+        return n
+    nl = block.find(b"\n", pos + SCAN_STEP)
+    return n if nl < 0 else nl + 1
 
 
 # -- redaction, streamed --------------------------------------------------------------
@@ -409,7 +422,7 @@ class _Search:
         self.handle = run["handle"]
         self.matches = 0
         self.line_base = 0        # 0-based number of the first line of the next block
-        self.window = None        # [first line no, [lines], last line no it should reach]
+        self.window = None        # [first line no, [lines], last line no it should reach, [matching line nos]]
         self.prev_tail = []       # last CONTEXT lines of the previous block, as (no, bytes)
         self.skipped = 0
         self.capped = False       # a match was counted but its lines not collected (MAX_SHOWN_BYTES)
@@ -452,9 +465,14 @@ class _Search:
         line_at = self.line_base
         found = 0
         while pos < n:
-            s = m.first(block, pos)
+            end = _scan_end(block, pos)
+            s = m.first(block, pos, end)
             if s < 0:
-                break
+                line_at += block.count(b"\n", pos, end)
+                pos = end
+                if self.out_of_time():
+                    break
+                continue
             line_no = line_at + block.count(b"\n", pos, s)
             le = block.find(b"\n", s)
             if le < 0:
@@ -480,9 +498,13 @@ class _Search:
         pos = 0
         found = 0
         while pos < n:
-            s = m.first(block, pos)
+            end = _scan_end(block, pos)
+            s = m.first(block, pos, end)
             if s < 0:
-                break
+                pos = end
+                if self.out_of_time():
+                    break
+                continue
             le = block.find(b"\n", s)
             pos = n + 1 if le < 0 else le + 1
             found += 1
@@ -514,17 +536,18 @@ class _Search:
             e = len(block) if e < 0 else e
             lines.append(block[after_start:e])
             after_start = e + 1
-        self._merge(first, lines, line_no + self.context)
+        self._merge(first, lines, line_no + self.context, line_no)
 
-    def _merge(self, first, lines, reach):
+    def _merge(self, first, lines, reach, hit):
         w = self.window
         if w is not None and first <= w[0] + len(w[1]):
             have_last = w[0] + len(w[1]) - 1
             w[1].extend(lines[have_last + 1 - first:])
             w[2] = max(w[2], reach)
+            w[3].append(hit)
         else:
             self._close_window()
-            self.window = [first, list(lines), reach]
+            self.window = [first, list(lines), reach, [hit]]
         self.shown_left -= sum(len(x) + 8 for x in lines)
 
     def _fill_after(self, block):
@@ -560,7 +583,7 @@ class _Search:
         if w is None:
             return
         self.window = None
-        self.emit({"t": "window", "handle": self.handle, "first": w[0] + 1,
+        self.emit({"t": "window", "handle": self.handle, "first": w[0] + 1, "hits": [h + 1 for h in w[3]],
                    "lines": [x.decode("utf-8", "replace") for x in w[1]]})
 
 

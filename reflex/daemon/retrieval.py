@@ -200,20 +200,17 @@ class Retrieval:
         text, stopped at the configured time limit, counted from `started` (monotonic)."""
         started = time.monotonic() if started is None else started
         time_limit = _time_limit(self.ctx.cfg)
+        cols = "SELECT handle, blob, command, raw_bytes FROM runs "
         if handle:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1",
-                (handle,)).fetchall()
+            rows = self.ctx.reader().execute(cols + "WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchall()
         elif session:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-                (session, SEARCH_MAX_RUNS)).fetchall()
+            rows = self.ctx.reader().execute(cols + "WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                                             (session, SEARCH_MAX_RUNS)).fetchall()
         else:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
+            rows = self.ctx.reader().execute(cols + "ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
         runs = {}
-        for handle_, blob_id, command in rows:
-            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command})
+        for handle_, blob_id, command, size in rows:
+            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0})
         runs = list(runs.values())
         left = max(0.05, time_limit - (time.monotonic() - started) - FORMAT_MARGIN_S)
         out = linesearch.run_worker(pattern, self.ctx.paths.blobs, [{"handle": r["handle"], "blob": r["blob"]}
@@ -249,16 +246,18 @@ class Retrieval:
             h.update(block.encode())
         good = [r for r in out.runs.values() if not r.get("damaged")]
         matches = sum(r.get("matches", 0) for r in good)
+        # A run the worker was ended in the middle of: at least the matches it had shown.
+        matches += sum(len(w.get("hits") or ()) for w in out.windows if w["handle"] not in out.runs)
         complete = out.complete and not out.killed
         # Lines the worker counted but did not send (its byte cap) are not shown either.
         truncated = truncated or any(r.get("capped") for r in good)
         notes = _search_notes(out, runs, time_limit, complete, matches)
         if not blocks and not matches:
             detail = "no stored output matches %r" % pattern
-            if not complete:
-                detail += " in what could be searched within %.1f s" % time_limit
+            if notes:
+                detail += "; " + "; ".join(n[len("[ctx] "):] for n in notes)
             return Answer(query=pattern, miss=Miss(
-                reason="abstain", detail=detail + ("; " + "; ".join(n[len("[ctx] "):] for n in notes) if notes else ""),
+                reason="abstain", detail=detail,
                 escalate_to=["grep -rn %s ." % _quote(pattern), "rerun the command"])), b""
         text = "".join(blocks) + "".join(n + "\n" for n in notes)
         know = Know(handle=handle or "*", address=pattern, b3=h.hexdigest(), bytes=len(text.encode()),
@@ -278,12 +277,12 @@ def _search_notes(out, runs, time_limit, complete, matches):
     """ctx's own lines under a search answer: what was not searched, and why."""
     notes = []
     if not complete:
-        done = out.done or {}
-        mb = (done.get("bytes") or 0) / 1e6
-        notes.append("[ctx] search stopped at its %.1f s time limit (%s): %d matching line%s counted so far, "
+        total = sum(r["bytes"] for r in runs) / 1e6
+        where = ("after %.1f of %.1f MB" % ((out.done or {}).get("bytes", 0) / 1e6, total) if out.done
+                 else "(its process was ended)")
+        notes.append("[ctx] search stopped at its %.1f s time limit %s: %d matching line%s counted so far, "
                      "more may exist; narrow it with --handle or a more specific pattern" % (
-                         time_limit, "after %.1f MB" % mb if done else "searching was cut short", matches,
-                         "" if matches == 1 else "s"))
+                         time_limit, where, matches, "" if matches == 1 else "s"))
     for r in runs:
         rec = out.runs.get(r["handle"])
         if rec is None:
@@ -306,9 +305,12 @@ def _redact(piece):
 
 def _redact_text(text):
     lines = text.split("\n")
+    # After a final newline there is no line (address.py): an unterminated private key
+    # block would otherwise turn that nothing into one more marker line.
+    tail = [lines.pop()] if len(lines) > 1 and lines[-1] == "" else []
     red = redact_lines(lines)
     n = sum(1 for a, b in zip(lines, red) if a != b)
-    return "\n".join(red), n
+    return "\n".join(red + tail), n
 
 
 def _quote(s):
