@@ -11,6 +11,7 @@ Keys (all optional):
   blob_max_age_days   blobs unused for longer are evicted (30)
   search_time_limit_s how long `ctx search` may take, answer included (1.0); what it could not
                       search in that time is said in the answer
+  search_warm         redact new outputs for search ahead of time, in the background (true)
 
 stdlib-only.
 """
@@ -28,6 +29,7 @@ DEFAULTS = {
     "blob_max_bytes": 1 << 30,
     "blob_max_age_days": 30,
     "search_time_limit_s": 1.0,
+    "search_warm": True,
 }
 
 

@@ -669,13 +669,15 @@ def worker_main():
     The process may be started long before its request (a spare, so a search does not
     wait for an interpreter to start); end of input without a request ends it."""
     import resource
-    try:
-        os.nice(10)  # hooks and the daemon's loop come first when cores are scarce
-    except OSError:
-        pass
     data = sys.stdin.buffer.read()
     if not data.strip():
         return
+    try:
+        # Niced once there is work (a spare starts at full speed, then waits idle): hooks and
+        # the daemon's loop come first when cores are scarce.
+        os.nice(10)
+    except OSError:
+        pass
     request = json.loads(data)
     cpu = int(float(request.get("time_s", 1.0))) + 5
     if request.get("may_warm") or request.get("warm"):
@@ -728,6 +730,7 @@ class Workers:
         self._lock = threading.Lock()
         self._spare = None
         self._warming = set()
+        self._pending = {}  # blob id -> blob root, waiting for the running warm-up to end
 
     def _command(self):
         # -S: no site (its imports cost more than the worker's); the path to our package and
@@ -778,23 +781,36 @@ class Workers:
             return not self._warming
 
     def warming(self, proc):
-        """Let proc finish its warm-up on its own; reaped when it exits."""
+        """Let proc finish its warm-up on its own; reaped when it exits, then the next one starts."""
         with self._lock:
             self._warming.add(proc)
-        _reap(proc)
+        _reap(proc, then=self._next_warm)
 
     def prewarm(self, blob_root, bids):
-        """Start computing redaction maps for new outputs, unless a warm-up is already running."""
-        if not bids or not self.may_warm():
-            return False
+        """Compute redaction maps for new outputs in the background: now, or after the warm-up
+        already running (one at a time: the cores are the agent's)."""
+        with self._lock:
+            for bid in bids:
+                self._pending[bid] = blob_root
+        self._next_warm()
+
+    def _next_warm(self):
+        if not self.may_warm():
+            return
+        with self._lock:
+            if not self._pending:
+                return
+            root = next(iter(self._pending.values()))
+            bids = [b for b, r in self._pending.items() if r == root]
+            for b in bids:
+                del self._pending[b]
         try:
             proc = self._spawn()
-            proc.stdin.write(json.dumps({"blob_root": blob_root, "warm": list(bids)}).encode())
+            proc.stdin.write(json.dumps({"blob_root": root, "warm": bids}).encode())
             proc.stdin.close()
         except OSError:
-            return False
+            return
         self.warming(proc)
-        return True
 
     def close(self):
         with self._lock:
@@ -811,7 +827,7 @@ def _close(proc):
     _reap(proc)
 
 
-def _reap(proc):
+def _reap(proc, then=None):
     import threading
 
     def wait():
@@ -823,6 +839,8 @@ def _reap(proc):
                     f.close()
                 except (OSError, AttributeError):
                     pass
+        if then is not None:
+            then()
     threading.Thread(target=wait, name="ctxd-search-reap", daemon=True).start()
 
 
@@ -830,7 +848,7 @@ WORKERS = Workers()
 
 
 def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT, max_shown=MAX_SHOWN_BYTES,
-               workers=None):
+               workers=None, warm=True):
     """Search `runs` (dicts: handle, blob) in a child process; -> Outcome.
 
     The child stops itself after time_s; it is killed time_s + grace_s after start,
@@ -846,7 +864,7 @@ def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT
         return outcome
     request = {"pattern": pattern, "blob_root": blob_root, "runs": runs, "time_s": time_s,
                "deadline": started + time_s, "context": context, "max_shown_bytes": max_shown,
-               "may_warm": workers.may_warm()}
+               "may_warm": warm and workers.may_warm()}
     try:
         proc.stdin.write(json.dumps(request).encode("utf-8", "surrogateescape"))
         proc.stdin.close()

@@ -189,7 +189,7 @@ class Retrieval:
     def prewarm(self, blob_id, size):
         """A new stored output: compute its redaction map now, in the background, so the
         first search over it does not have to (small outputs redact fast enough inline)."""
-        if size >= PREWARM_MIN_BYTES:
+        if size >= PREWARM_MIN_BYTES and self.ctx.cfg.get("search_warm", True):
             linesearch.WORKERS.prewarm(self.ctx.paths.blobs, [blob_id])
 
     # -- search ------------------------------------------------------------------
@@ -212,9 +212,11 @@ class Retrieval:
         for handle_, blob_id, command, size in rows:
             runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0})
         runs = list(runs.values())
-        left = max(0.05, time_limit - (time.monotonic() - started) - FORMAT_MARGIN_S)
+        t_worker = time.monotonic()
+        left = max(0.05, time_limit - (t_worker - started) - FORMAT_MARGIN_S)
         out = linesearch.run_worker(pattern, self.ctx.paths.blobs, [{"handle": r["handle"], "blob": r["blob"]}
-                                                                     for r in runs], time_s=left)
+                                                                     for r in runs], time_s=left,
+                                    warm=bool(self.ctx.cfg.get("search_warm", True)))
         if out.error is not None:
             return Answer(query=pattern, miss=Miss(reason="abstain", detail="bad pattern: %s" % out.error,
                                                    escalate_to=["ctx search <valid RE2 regex>"])), b""
@@ -223,6 +225,7 @@ class Retrieval:
             return Answer(query=pattern, miss=Miss(reason="abstain", detail="search failed: %s" % out.failure,
                                                    escalate_to=["grep -rn %s ." % _quote(pattern)])), b""
         from .. import tokens
+        t_format = time.monotonic()
         commands = {r["handle"]: r["command"] for r in runs}
         blocks = []
         used = 0
@@ -260,6 +263,11 @@ class Retrieval:
                 reason="abstain", detail=detail,
                 escalate_to=["grep -rn %s ." % _quote(pattern), "rerun the command"])), b""
         text = "".join(blocks) + "".join(n + "\n" for n in notes)
+        t_end = time.monotonic()
+        if t_end - started > time_limit + 0.25:  # for whoever wonders why an answer was late
+            self.ctx.log("search %r took %.2f s (limit %.1f): %.2f s waiting and reading the ledger, %.2f s "
+                         "matching, %.2f s formatting" % (pattern[:80], t_end - started, time_limit,
+                                                          t_worker - started, t_format - t_worker, t_end - t_format))
         know = Know(handle=handle or "*", address=pattern, b3=h.hexdigest(), bytes=len(text.encode()),
                     text=text, truncated=truncated or not complete, matches=matches, complete=complete)
         return Answer(query=pattern, know=know), text.encode()
