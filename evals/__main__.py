@@ -38,6 +38,7 @@ BENCHES = {
     "stats": ("bench_stats.py", ["--sessions", "100", "--events", "500", "--repeat", "3"], [], 1200),
     "peers": ("bench_peers.py", ["--quick"], [], 900),
     "referee": ("referee.py", ["--quick"], [], 1200),
+    "search": ("bench_search.py", ["--quick"], [], 1800),
 }
 
 

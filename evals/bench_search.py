@@ -1,7 +1,9 @@
 """`ctx search` on 100 MB of stored output: answer time per pattern, and hook latency while it runs.
 
 Stored output: the real corpus outputs (evals/corpus), repeated until the size is
-reached, with a secret every few hundred lines, stored by real `ctx run`s of
+reached, with a secret every few hundred lines and now and then the lines that
+make the catastrophic patterns below explode in a backtracking engine, stored
+by real `ctx run`s of
 SIZE/RUNS bytes each (default: 100 MB in 10 runs; --quick: 10 MB in 2 runs).
 The daemon answers searches over all of them (its default scope).
 
@@ -68,6 +70,10 @@ def _limit_fsize():
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
 
 
+# Lines on which a backtracking engine takes exponential time for the catastrophic patterns above.
+ADVERSARIAL = ("a" * 28 + "!\n" + "x" * 28 + "\n" + "word " * 14 + "!\n" + "abbbbb" * 11 + "\n").encode()
+
+
 def make_output(path, size):
     outs = [open(p, "rb").read() for p in sorted(glob.glob(os.path.join(_common.REPO, "evals", "corpus", "*", "*",
                                                                          "output.txt")))]
@@ -78,6 +84,8 @@ def make_output(path, size):
             chunk = rnd.choice(outs)
             if rnd.random() < 0.3:
                 chunk += ("export GITHUB_TOKEN=%s\n" % SECRET).encode()
+            if rnd.random() < 0.1:
+                chunk += ADVERSARIAL
             f.write(chunk[:size - n])
             n += min(len(chunk), size - n)
 
