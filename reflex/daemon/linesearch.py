@@ -120,22 +120,40 @@ def compile_pattern(pattern: str):
     for i in range(len(pattern) - 1):
         if pattern[i] == "\\" and pattern[i + 1] == "C" and not _odd_backslashes_before(pattern, i):
             raise PatternError(r"\C (any byte) is not supported: it can match a newline or half a character")
-    opts = _re2.RE2.Options()
-    opts.never_nl = True
-    opts.never_capture = True
-    opts.log_errors = False
-    opts.max_mem = RE2_MAX_MEM
     error = None
     for candidate in dict.fromkeys((_plain_groups(pattern), pattern)):
-        rx = _re2.RE2(("(?m)" + candidate).encode("utf-8", "surrogateescape"), opts)
+        try:
+            source = ("(?m)" + candidate).encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raise PatternError("the pattern is not valid text") from None
+        rx = _re2.RE2(source, _options())
         if rx.ok():
             return rx
         error = error or rx.error().decode("utf-8", "replace")
     raise PatternError(error)
 
 
+def compile_pattern_raw(pattern: str):
+    """RE2 program for one of our own patterns (no user-pattern checks)."""
+    from re2 import _re2
+    rx = _re2.RE2(pattern.encode(), _options())
+    if not rx.ok():
+        raise PatternError(rx.error().decode("utf-8", "replace"))
+    return rx
+
+
+def _options():
+    from re2 import _re2
+    opts = _re2.RE2.Options()
+    opts.never_nl = True
+    opts.never_capture = True
+    opts.log_errors = False
+    opts.max_mem = RE2_MAX_MEM
+    return opts
+
+
 class _Matcher:
-    """Line starts of the lines an RE2 program matches in a block, in order (one per line)."""
+    """Where an RE2 program first matches in part of a block."""
 
     def __init__(self, rx):
         from re2 import _re2
@@ -260,20 +278,6 @@ def apply_edits(block: bytes, edits) -> bytes:
     return b"".join(pieces)
 
 
-def compile_pattern_raw(pattern: str):
-    """RE2 program for one of our own patterns (no user-pattern checks)."""
-    from re2 import _re2
-    opts = _re2.RE2.Options()
-    opts.never_nl = True
-    opts.never_capture = True
-    opts.log_errors = False
-    opts.max_mem = RE2_MAX_MEM
-    rx = _re2.RE2(pattern.encode(), opts)
-    if not rx.ok():
-        raise PatternError(rx.error().decode("utf-8", "replace"))
-    return rx
-
-
 # -- redaction maps ------------------------------------------------------------------------
 #
 # Redaction runs Python regexes over every line that might hold a secret, which on
@@ -287,11 +291,17 @@ def compile_pattern_raw(pattern: str):
 _MAP_FORMAT = 1
 
 
+_VERSION = []
+
+
 def redaction_version():
-    from blake3 import blake3
-    from reflex.digest import redact
-    with open(redact.__file__, "rb") as f:
-        return blake3(b"%d\0" % _MAP_FORMAT + f.read()).hexdigest()[:16]
+    """Names the rules a map was made with: any change to redact.py makes old maps unusable."""
+    if not _VERSION:
+        from blake3 import blake3
+        from reflex.digest import redact
+        with open(redact.__file__, "rb") as f:
+            _VERSION.append(blake3(b"%d\0" % _MAP_FORMAT + f.read()).hexdigest()[:16])
+    return _VERSION[0]
 
 
 def _map_path(store, bid):

@@ -186,6 +186,14 @@ class Retrieval:
                 return tuple(f["span"])
         return None
 
+    def _gone(self, run):
+        """Why a run's stored output is missing, in a search answer's words."""
+        from ..ledger.evictions import eviction_records_since, missing_blob
+        conn = self.ctx.reader()
+        if missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted":
+            return "its stored output is missing and retention never removed it (denatured)"
+        return "retention removed its stored output (evicted)"
+
     def prewarm(self, blob_id, size):
         """A new stored output: compute its redaction map now, in the background, so the
         first search over it does not have to (small outputs redact fast enough inline)."""
@@ -200,7 +208,7 @@ class Retrieval:
         text, stopped at the configured time limit, counted from `started` (monotonic)."""
         started = time.monotonic() if started is None else started
         time_limit = _time_limit(self.ctx.cfg)
-        cols = "SELECT handle, blob, command, raw_bytes FROM runs "
+        cols = "SELECT handle, blob, command, raw_bytes, event_uid FROM runs "
         if handle:
             rows = self.ctx.reader().execute(cols + "WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchall()
         elif session:
@@ -209,8 +217,9 @@ class Retrieval:
         else:
             rows = self.ctx.reader().execute(cols + "ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
         runs = {}
-        for handle_, blob_id, command, size in rows:
-            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0})
+        for handle_, blob_id, command, size, event_uid in rows:
+            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0,
+                                      "event_uid": event_uid})
         runs = list(runs.values())
         t_worker = time.monotonic()
         left = max(0.05, time_limit - (t_worker - started) - FORMAT_MARGIN_S)
@@ -254,7 +263,7 @@ class Retrieval:
         complete = out.complete and not out.killed
         # Lines the worker counted but did not send (its byte cap) are not shown either.
         truncated = truncated or any(r.get("capped") for r in good)
-        notes = _search_notes(out, runs, time_limit, complete, matches)
+        notes = _search_notes(out, runs, time_limit, complete, matches, self._gone)
         if not blocks and not matches:
             detail = "no stored output matches %r" % pattern
             if notes:
@@ -281,7 +290,7 @@ def _time_limit(cfg):
     return min(max(v, 0.1), 600.0)
 
 
-def _search_notes(out, runs, time_limit, complete, matches):
+def _search_notes(out, runs, time_limit, complete, matches, gone):
     """ctx's own lines under a search answer: what was not searched, and why."""
     notes = []
     if not complete:
@@ -298,7 +307,7 @@ def _search_notes(out, runs, time_limit, complete, matches):
         if rec.get("damaged"):
             notes.append("[ctx] %s not searched: its stored bytes fail verification (denatured)" % r["handle"])
         elif rec.get("missing"):
-            notes.append("[ctx] %s not searched: its stored output is gone" % r["handle"])
+            notes.append("[ctx] %s not searched: %s" % (r["handle"], gone(r)))
         if rec.get("skipped_long_lines"):
             notes.append("[ctx] %s: %d line%s over %d MB not searched" % (
                 r["handle"], rec["skipped_long_lines"], "" if rec["skipped_long_lines"] == 1 else "s",

@@ -283,8 +283,9 @@ def test_a_blob_deleted_by_hand_reads_as_denatured_everywhere(paths, running_dae
     os.unlink(blob_file(paths, blob))
     ans = json.loads(ctx("get", handle, "--json").stdout)
     assert ans["miss"]["reason"] == "denatured" and "retention never removed it" in ans["miss"]["detail"]
-    s = ctx("search", "needle", "--json")
-    assert "needle in" not in s.stdout.decode()
+    s = json.loads(ctx("search", "needle", "--json").stdout)
+    assert "needle in" not in json.dumps(s)
+    assert "%s not searched: its stored output is missing and retention never removed it" % handle in s["miss"]["detail"]
     rep = json.loads(ctx("ledger", "verify", "--json").stdout)
     assert not rep["ok"] and rep["counts"]["blobs_evicted"] == 0
     assert any(p["check"] == "runs" and "deleted outside ctx" in p["detail"] for p in rep["problems"])
@@ -304,6 +305,8 @@ def test_an_eviction_by_retention_reads_as_evicted(paths, daemon, tmp_path):
     assert [r["blob"] for r in ledger_rows(paths, "SELECT blob FROM evictions")] == [blob]
     ans = json.loads(ctx("get", handle, "--json").stdout)
     assert ans["miss"]["reason"] == "evicted", ans
+    s = json.loads(ctx("search", "needle", "--json").stdout)
+    assert "%s not searched: retention removed its stored output (evicted)" % handle in s["miss"]["detail"]
     rep = json.loads(ctx("ledger", "verify", "--json").stdout)
     assert rep["ok"] and rep["counts"]["blobs_evicted"] == 1, rep
     # its redaction map (search) went with it
