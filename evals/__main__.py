@@ -39,6 +39,7 @@ BENCHES = {
     "peers": ("bench_peers.py", ["--quick"], [], 900),
     "referee": ("referee.py", ["--quick"], [], 1200),
     "search": ("bench_search.py", ["--quick"], [], 1800),
+    "ledger_guard": ("bench_ledger_guard.py", ["--events", "4000", "--rounds", "3"], [], 600),
 }
 
 

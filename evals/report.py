@@ -249,8 +249,22 @@ def search_rows():
     return out
 
 
+def ledger_guard_rows():
+    d = _load("bench_ledger_guard.json")
+    if not d:
+        return [row(16, "ledger writer with its guards", None, note="not measured")]
+    a = d["arms"]
+    base = _get(a, "unguarded.events_per_s_median")
+    return [row(16, "ledger writer, no-replace triggers + head file", _get(a, "guarded.events_per_s_median"),
+                "events/s", "unguarded writer", base, target="ratio >= 0.8",
+                ok=(_get(a, "guarded.ratio_vs_unguarded") or 0) >= 0.8),
+            row(16, "ledger writer, no-replace triggers only", _get(a, "no head.events_per_s_median"), "events/s",
+                "unguarded writer", base)]
+
+
 EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, digest_rows,
-              worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows]
+              worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
+              ledger_guard_rows]
 
 
 def build(runs, meta):

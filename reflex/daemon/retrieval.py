@@ -73,9 +73,7 @@ class Retrieval:
         try:
             return self.ctx.blobs.get(run["blob"]), None
         except blobs.BlobMissing:
-            from ..ledger.evictions import eviction_records_since, missing_blob
-            conn = self.ctx.reader()
-            if missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) != "deleted":
+            if not self._deleted(run):
                 return None, Miss(reason="evicted", handle=run["handle"],
                                   detail="retention removed the output of %s" % run["handle"],
                                   escalate_to=["rerun: %s" % run["command"]])
@@ -186,11 +184,15 @@ class Retrieval:
                 return tuple(f["span"])
         return None
 
-    def _gone(self, run):
-        """Why a run's stored output is missing, in a search answer's words."""
+    def _deleted(self, run):
+        """True if a run's missing output was not removed by retention (ledger/evictions.py)."""
         from ..ledger.evictions import eviction_records_since, missing_blob
         conn = self.ctx.reader()
-        if missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted":
+        return missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted"
+
+    def _gone(self, run):
+        """Why a run's stored output is missing, in a search answer's words."""
+        if self._deleted(run):
             return "its stored output is missing and retention never removed it (denatured)"
         return "retention removed its stored output (evicted)"
 
