@@ -227,8 +227,56 @@ def referee_rows():
                 r.get("target"), r.get("ok"), r.get("note", "")) for r in d.get("rows", [])]
 
 
+def search_rows():
+    d = _load("bench_search.json")
+    if not d:
+        return [row(16, "ctx search", None, note="not measured")]
+    pats = d.get("patterns", {})
+    limit = d.get("time_limit_s", 1.0)
+    out = [row(16, "ctx search on %s MB, worst answer (redaction maps ready)" % d.get("stored_mb"),
+               d.get("worst_warm_s"), "s", target="<= %.1f s" % limit, ok=d.get("worst_warm_s", 99) <= limit + 0.1,
+               note="%d of %d patterns searched everything within the limit; the others say how far they got"
+                    % (d.get("complete_warm", 0), len(pats))),
+           row(16, "ctx search, worst answer right after a run (maps not ready)", d.get("worst_cold_s"), "s",
+               target="<= %.1f s" % limit, ok=d.get("worst_cold_s", 99) <= limit + 0.1),
+           row(16, "secret bytes in any search answer", len(d.get("leaks", [])), "", target="0",
+               ok=not d.get("leaks"))]
+    for name, r in pats.items():
+        g = _get(r, "grep.seconds")
+        pr = r.get("python_re") or {}
+        note = "complete" if _get(r, "warm.complete") else "stopped at the limit after %s MB" % _get(
+            r, "warm.searched_mb")
+        note += "; Python re (the old engine): %s" % (
+            "%.3g s" % pr["seconds"] if pr.get("seconds") is not None else "> %g s (stopped)" % pr.get(
+                "timed_out_after_s", 0))
+        out.append(row(16, "search %s: %s" % (r.get("kind"), name), _get(r, "warm.seconds"), "s", "grep -E -c", g,
+                       note=note))
+    h = d.get("hooks")
+    if h:
+        out.append(row(16, "hook latency p99 while searches run", _get(h, "searching.p99_ms"), "ms",
+                       "no search running", _get(h, "idle.p99_ms"), target="ratio <= 1.25",
+                       ok=h.get("ratio_p99", 99) <= 1.25))
+        out.append(row(16, "hook latency p50 while searches run", _get(h, "searching.p50_ms"), "ms",
+                       "no search running", _get(h, "idle.p50_ms")))
+    return out
+
+
+def ledger_guard_rows():
+    d = _load("bench_ledger_guard.json")
+    if not d:
+        return [row(16, "ledger writer with its guards", None, note="not measured")]
+    a = d["arms"]
+    base = _get(a, "unguarded.events_per_s_median")
+    return [row(16, "ledger writer, no-replace triggers + head file", _get(a, "guarded.events_per_s_median"),
+                "events/s", "unguarded writer", base, target="ratio >= 0.8",
+                ok=(_get(a, "guarded.ratio_vs_unguarded") or 0) >= 0.8),
+            row(16, "ledger writer, no-replace triggers only", _get(a, "no head.events_per_s_median"), "events/s",
+                "unguarded writer", base)]
+
+
 EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, digest_rows,
-              worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows]
+              worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
+              ledger_guard_rows]
 
 
 def build(runs, meta, fresh_files=None):

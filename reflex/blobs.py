@@ -6,8 +6,10 @@ what agents type, is "r:" + the first 12 hex digits.  Files are zlib-compressed,
 either nothing or a complete blob.  Reads re-hash the bytes: a blob that does
 not match its name is reported as damaged, never returned.
 
-Retention is least-recently-used by a size and an age limit; the ledger is
-never touched by eviction (a run whose blob is gone answers miss(evicted)).
+Retention is least-recently-used by a size and an age limit.  It records
+what it removes (the ledger's `evictions` table) before removing it, so a run
+whose blob is gone answers miss(evicted) only when retention removed it, and
+miss(denatured) when something else deleted it.
 """
 
 import os
@@ -89,11 +91,62 @@ class BlobStore:
             pass
         return data
 
+    def stream(self, bid, piece=1 << 20):
+        """The bytes of blob `bid` in pieces of at most `piece` bytes, hashed as they go.
+
+        Raises BlobMissing before the first piece; BlobDamaged after the last one when
+        the bytes do not hash to the blob's name: a caller must not trust what it read
+        until the generator is exhausted.  Memory stays at one piece however large the blob;
+        reading does not count as a use for retention."""
+        hexd = bid.split(":", 1)[-1]
+        try:
+            f = open(self._path(hexd), "rb")
+        except FileNotFoundError:
+            raise BlobMissing(bid) from None
+        h = blake3()
+        d = zlib.decompressobj()
+        with f:
+            pending = b""
+            while True:
+                if not pending:
+                    pending = f.read(1 << 18)
+                    if not pending:
+                        break
+                try:
+                    out = d.decompress(pending, piece)
+                except zlib.error as e:
+                    raise BlobDamaged("%s: %s" % (bid, e)) from None
+                pending = d.unconsumed_tail
+                if out:
+                    h.update(out)
+                    yield out
+                if d.eof:
+                    break
+            try:
+                rest = d.flush()
+            except zlib.error as e:
+                raise BlobDamaged("%s: %s" % (bid, e)) from None
+            if rest:
+                h.update(rest)
+                yield rest
+        if not d.eof:
+            raise BlobDamaged("%s: compressed stream is truncated" % bid)
+        if h.hexdigest() != hexd:
+            raise BlobDamaged("%s: content does not match its hash" % bid)
+
+    def sidecar(self, bid, suffix):
+        """Where derived data about blob `bid` lives (next to it; retention removes it with the blob)."""
+        return self._path(bid.split(":", 1)[-1])[:-2] + "." + suffix
+
     def exists(self, bid):
         return os.path.exists(self._path(bid.split(":", 1)[-1]))
 
-    def evict(self, *, max_bytes=None, max_age_s=None, now=None):
-        """Remove least-recently-used blobs beyond the limits; returns removed ids."""
+    def evict(self, *, max_bytes=None, max_age_s=None, now=None, record=None):
+        """Remove least-recently-used blobs beyond the limits; returns removed ids.
+
+        `record`, when given, is called once with every blob about to go, as dicts
+        (blob, bytes, reason, evicted_at), before any file is removed; if it raises,
+        nothing is removed."""
         now = time.time() if now is None else now
         entries = []
         for sub in _listdir(self.root):
@@ -108,19 +161,30 @@ class BlobStore:
                     continue
                 entries.append((st.st_mtime, st.st_size, p, "b3:" + sub + name[:-2]))
         entries.sort()  # oldest use first
-        removed = []
+        doomed = []
         total = sum(e[1] for e in entries)
         for mtime, size, p, bid in entries:
             too_old = max_age_s is not None and now - mtime > max_age_s
             too_big = max_bytes is not None and total > max_bytes
             if not (too_old or too_big):
                 continue
+            total -= size
+            doomed.append((p, bid, size, "age" if too_old else "size"))
+        if doomed and record is not None:
+            record([{"blob": bid, "bytes": size, "reason": why, "evicted_at": now} for _p, bid, size, why in doomed])
+        removed = []
+        for p, bid, _size, _why in doomed:
             try:
                 os.unlink(p)
             except OSError:
                 continue
-            total -= size
             removed.append(bid)
+            for side in _listdir(os.path.dirname(p)):
+                if side.startswith(os.path.basename(p)[:-2] + ".") and not side.endswith(".z"):
+                    try:
+                        os.unlink(os.path.join(os.path.dirname(p), side))
+                    except OSError:
+                        pass
         return removed
 
 

@@ -11,6 +11,9 @@ Keys (all optional):
   safety_allow        glob patterns the safety plane must not deny
   blob_max_bytes      blob store size limit; least-recently-used blobs beyond it are evicted (1 GiB)
   blob_max_age_days   blobs unused for longer are evicted (30)
+  search_time_limit_s how long `ctx search` may take, answer included (1.0); what it could not
+                      search in that time is said in the answer
+  search_warm         redact new outputs for search ahead of time, in the background (true)
 
 stdlib-only.
 """
@@ -27,6 +30,8 @@ DEFAULTS = {
     "safety_allow": [],
     "blob_max_bytes": 1 << 30,
     "blob_max_age_days": 30,
+    "search_time_limit_s": 1.0,
+    "search_warm": True,
 }
 
 

@@ -37,7 +37,7 @@ that ends its epoch with fewer than ABANDON_AFTER calls after it and no outcome 
 as censored, never as abandoned.
 
 Keys: a row's key is blake2b("evidence_outcome/v1", session, run uid, outcome), so a row
-attaches at most one outcome of each kind to a run, and ``record`` (INSERT OR IGNORE on the
+attaches at most one outcome of each kind to a run, and ``record`` (insert-if-absent on the
 key) can run any number of times over the same ledger and still yield the same rows.
 """
 
@@ -332,14 +332,16 @@ def evidence_from_rows(session_id: str, rows) -> Evidence:
 
 # -- storage ---------------------------------------------------------------------------------
 
-_INSERT = ("INSERT OR IGNORE INTO evidence_outcomes (key, schema, session_id, run_uid, event_uid, outcome, "
-           "reason, confidence, family, core_hash, data, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
+# Not INSERT OR IGNORE: the ledger refuses any INSERT that collides with a row (schema m003).
+_INSERT = ("INSERT INTO evidence_outcomes (key, schema, session_id, run_uid, event_uid, outcome, "
+           "reason, confidence, family, core_hash, data, recorded_at) SELECT ?,?,?,?,?,?,?,?,?,?,?,? "
+           "WHERE NOT EXISTS (SELECT 1 FROM evidence_outcomes WHERE key = ?)")
 
 
 def record(ledger_path, outcomes, *, now=None) -> int:
     """Append outcomes to the ledger's evidence_outcomes table; -> rows actually inserted.
 
-    INSERT OR IGNORE on the deterministic key: recomputing over the same ledger and recording
+    Insert-if-absent on the deterministic key: recomputing over the same ledger and recording
     again inserts nothing, so the stored rows stay exactly those first written.  Opens the
     ledger with open_ledger (migrating an old schema) and writes in one transaction; this is
     a second writer next to the daemon's, which SQLite serialises (busy_timeout 5 s)."""
@@ -349,7 +351,7 @@ def record(ledger_path, outcomes, *, now=None) -> int:
     ts = time.time() if now is None else now
     rows = [(o.key, SCHEMA, o.session_id, o.run_uid, o.event_uid, o.outcome, o.reason, float(o.confidence),
              o.family, o.core_hash, json.dumps(o.data, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
-             ts) for o in outcomes]
+             ts, o.key) for o in outcomes]
     try:
         conn.execute("BEGIN IMMEDIATE")
         before = conn.total_changes

@@ -36,7 +36,9 @@ class Know(BaseModel):
     truncated: bool = False
     next: str | None = None       # the address that continues a truncated answer
     redacted: int = 0             # how many secret values were masked
-    matches: int | None = None    # search only
+    neutralized: int = 0          # lines escaped because they read as ctx's or the harness's control text
+    matches: int | None = None    # search only: matching lines (a lower bound when not complete)
+    complete: bool | None = None  # search only: False when the time limit stopped it before it read everything
 
 
 class Miss(BaseModel):

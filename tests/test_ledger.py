@@ -33,7 +33,8 @@ def test_blank_database_migrates_to_the_declared_schema(tmp_path):
     db = open_ledger(str(tmp_path / "x.db"))
     assert {"sessions", "events", "runs"} <= set(db.table_names())
     assert db["events"].columns_dict["uid"] is str
-    assert [m.name for m in schema.migrations.applied(db)] == ["m001_initial", "m002_outcomes"]
+    assert [m.name for m in schema.migrations.applied(db)] == ["m001_initial", "m002_outcomes",
+                                                               "m003_no_replace_and_evictions"]
     # strict tables refuse a wrongly typed value instead of storing it
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("INSERT INTO sessions (session_id, harness, first_ts) VALUES ('a', 'b', 'not a number')")

@@ -115,11 +115,14 @@ def test_evicted_and_denatured(paths, running_daemon, project):
     ans = json.loads(ctx("get", h, "--json").stdout)
     assert ans["miss"]["reason"] == "denatured"
     os.unlink(path)
+    # deleted by hand, not by retention (which records what it evicts): denatured, and verify says so;
+    # a real eviction is in tests/adversarial/test_ledger_content.py
     ans = json.loads(ctx("get", h, "--json").stdout)
-    assert ans["miss"]["reason"] == "evicted" and ans["miss"]["escalate_to"]
-    # the ledger is untouched by eviction and still verifies (evicted is not damage)
+    assert ans["miss"]["reason"] == "denatured" and "retention never removed it" in ans["miss"]["detail"]
     v = ctx("ledger", "verify", "--json")
-    assert json.loads(v.stdout)["counts"]["blobs_evicted"] == 1 and v.returncode == 0
+    rep = json.loads(v.stdout)
+    assert v.returncode == 1 and rep["counts"]["blobs_evicted"] == 0
+    assert any(p["check"] == "runs" and h in p["detail"] for p in rep["problems"])
 
 
 def test_search_and_retrieval_events(paths, running_daemon, project):

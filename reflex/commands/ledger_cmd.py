@@ -66,6 +66,8 @@ def verify(ledger_path, as_json):
         c = rep.counts
         click.echo("events %s · sessions %s · runs %s · blobs evicted %s" % (
             c.get("events"), c.get("sessions"), c.get("runs"), c.get("blobs_evicted")))
+        for note in rep.notes:
+            click.echo("note: %s" % note)
         for check, msg in rep.problems:
             click.echo("PROBLEM [%s] %s" % (check, msg))
         click.echo("ledger OK" if rep.ok else "ledger has %d problem(s)" % len(rep.problems))

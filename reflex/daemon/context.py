@@ -218,6 +218,8 @@ class DaemonContext:
             from ..digest import build_digest
             from .. import fold  # noqa: F401 - imported to warm it
             build_digest(b"warm\n", family="other", exit_code=0, command="true", handle="r:000000000000")
+            from .linesearch import WORKERS
+            WORKERS.refill()  # a search process started ahead: the first `ctx search` does not wait for one
         except Exception as e:
             self.log("warm-up failed: %r" % (e,))
 

@@ -179,6 +179,7 @@ class Ops:
             os.unlink(capture)
         except OSError:
             pass
+        self.loop.run_in_executor(self.executor, self.retrieval.prewarm, bid, size)
         if digest is None:
             # The output above is raw; say why, loudly, instead of passing it off as normal.
             why = ""
@@ -211,8 +212,10 @@ class Ops:
             return error("bad_request", "expected a pattern")
         handle = hdr.get("handle") if isinstance(hdr.get("handle"), str) else None
         session = hdr.get("session") if isinstance(hdr.get("session"), str) else None
-        answer, data = await self.loop.run_in_executor(
-            self.executor, lambda: self.retrieval.search(pattern, handle=handle, session=session))
+        started = time.monotonic()
+        # Searches wait in their own bounded queue (retrieval.py), never in the pool `ctx run` needs.
+        answer, data = await self.retrieval.search_async(self.loop, pattern, handle=handle, session=session,
+                                                         started=started)
         await self._record_retrieval(hdr, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
         return self._answer_reply(hdr, answer, data)
 

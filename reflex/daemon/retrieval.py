@@ -6,33 +6,58 @@ which hints the agent followed.
 """
 
 import json
-import re
+import time
 
 from blake3 import blake3
 
 from .. import address as addr
 from .. import blobs
+from ..digest.neutralize import clean_line, neutralize_verbatim
 from ..digest.redact import redact_lines
 from ..retrieval_models import Answer, Know, Miss
+from . import linesearch
 
 GET_BUDGET = 8000       # tokens: about what the harness itself shows of one Bash output
 SEARCH_BUDGET = 3000
-SEARCH_CONTEXT = 2
 SEARCH_MAX_RUNS = 50
+SEARCH_TIME_LIMIT_S = 1.0   # config search_time_limit_s; the whole answer, from the request
+FORMAT_MARGIN_S = 0.1       # of it, kept for the budgeted formatting after the matching
+SEARCH_QUEUE = 4            # searches running or waiting; more answer "busy" at once
+PREWARM_MIN_BYTES = 1 << 20  # outputs from this size get their redaction map computed ahead
 
 
 class Retrieval:
     def __init__(self, ctx):
         self.ctx = ctx
+        self._search_pool = None
+        self._searches = 0  # running or queued; only touched on the event loop
+
+    async def search_async(self, loop, pattern, **kw):
+        """search() on its own thread, one at a time, at most SEARCH_QUEUE waiting: a burst of
+        searches neither occupies the pool `ctx run` and `ctx get` use nor piles up without end."""
+        import asyncio
+        if self._searches >= SEARCH_QUEUE:
+            return Answer(query=pattern, miss=Miss(
+                reason="abstain", detail="%d searches are already running or waiting" % self._searches,
+                escalate_to=["retry: ctx search %s" % _quote(pattern)])), b""
+        if self._search_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._search_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxd-search")
+        self._searches += 1
+        try:
+            return await asyncio.wrap_future(self._search_pool.submit(self.search, pattern, **kw), loop=loop)
+        finally:
+            self._searches -= 1
 
     # -- helpers ---------------------------------------------------------------
     def _run_row(self, handle):
         row = self.ctx.reader().execute(
-            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta "
+            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta, event_uid "
             "FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchone()
         if row is None:
             return None
-        keys = ("id", "handle", "blob", "session_id", "command", "cwd", "core_hash", "worktree_hash", "meta")
+        keys = ("id", "handle", "blob", "session_id", "command", "cwd", "core_hash", "worktree_hash", "meta",
+                "event_uid")
         return dict(zip(keys, row))
 
     def _newer_run(self, run):
@@ -48,9 +73,15 @@ class Retrieval:
         try:
             return self.ctx.blobs.get(run["blob"]), None
         except blobs.BlobMissing:
-            return None, Miss(reason="evicted", handle=run["handle"],
-                              detail="retention removed the output of %s" % run["handle"],
-                              escalate_to=["rerun: %s" % run["command"]])
+            if not self._deleted(run):
+                return None, Miss(reason="evicted", handle=run["handle"],
+                                  detail="retention removed the output of %s" % run["handle"],
+                                  escalate_to=["rerun: %s" % run["command"]])
+            # Retention records what it removes: this blob went some other way.
+            return None, Miss(reason="denatured", handle=run["handle"],
+                              detail="the stored output of %s is missing and retention never removed it "
+                                     "(deleted outside ctx)" % run["handle"],
+                              escalate_to=["rerun: %s" % run["command"], "ask_human"])
         except blobs.BlobDamaged as e:
             return None, Miss(reason="denatured", handle=run["handle"], detail=str(e),
                               escalate_to=["rerun: %s" % run["command"], "ask_human"])
@@ -130,6 +161,7 @@ class Retrieval:
         end, truncated = self._bounded(raw, span, budget)
         piece = raw[span[0]:end]
         text, redacted = _redact(piece)
+        text, neutralized = neutralize_verbatim(text)
         nxt = None
         if truncated:
             starts = addr.line_starts(raw)
@@ -137,8 +169,9 @@ class Retrieval:
             _, last = addr.lines_of_span(starts, span, len(starts))
             nxt = addr.format_lines(a.handle, first, last)
         know = Know(handle=a.handle, address=query, span=(span[0], end), b3=blake3(piece).hexdigest(),
-                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted)
-        out = piece if not redacted else text.encode("utf-8", "surrogateescape")
+                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted,
+                    neutralized=neutralized)
+        out = piece if not (redacted or neutralized) else text.encode("utf-8", "surrogateescape")
         return Answer(query=query, know=know), out
 
     def _test_span(self, run, test_id):
@@ -151,75 +184,137 @@ class Retrieval:
                 return tuple(f["span"])
         return None
 
+    def _deleted(self, run):
+        """True if a run's missing output was not removed by retention (ledger/evictions.py)."""
+        from ..ledger.evictions import eviction_records_since, missing_blob
+        conn = self.ctx.reader()
+        return missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted"
+
+    def _gone(self, run):
+        """Why a run's stored output is missing, in a search answer's words."""
+        if self._deleted(run):
+            return "its stored output is missing and retention never removed it (denatured)"
+        return "retention removed its stored output (evicted)"
+
+    def prewarm(self, blob_id, size):
+        """A new stored output: compute its redaction map now, in the background, so the
+        first search over it does not have to (small outputs redact fast enough inline)."""
+        if size >= PREWARM_MIN_BYTES and self.ctx.cfg.get("search_warm", True):
+            linesearch.WORKERS.prewarm(self.ctx.paths.blobs, [blob_id])
+
     # -- search ------------------------------------------------------------------
-    def search(self, pattern, *, handle=None, session=None, budget=SEARCH_BUDGET):
-        try:
-            rx = re.compile(pattern)
-        except re.error as e:
-            return Answer(query=pattern, miss=Miss(reason="abstain", detail="bad pattern: %s" % e,
-                                                   escalate_to=["ctx search <valid regex>"])), b""
+    def search(self, pattern, *, handle=None, session=None, budget=SEARCH_BUDGET, started=None):
+        """Matching lines with context across stored outputs, newest first, under the token budget.
+
+        The matching runs in a child process (linesearch.py): linear time, on the redacted
+        text, stopped at the configured time limit, counted from `started` (monotonic)."""
+        started = time.monotonic() if started is None else started
+        time_limit = _time_limit(self.ctx.cfg)
+        cols = "SELECT handle, blob, command, raw_bytes, event_uid FROM runs "
         if handle:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1",
-                (handle,)).fetchall()
+            rows = self.ctx.reader().execute(cols + "WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchall()
         elif session:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-                (session, SEARCH_MAX_RUNS)).fetchall()
+            rows = self.ctx.reader().execute(cols + "WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                                             (session, SEARCH_MAX_RUNS)).fetchall()
         else:
-            rows = self.ctx.reader().execute(
-                "SELECT handle, blob, command FROM runs ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
+            rows = self.ctx.reader().execute(cols + "ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
+        runs = {}
+        for handle_, blob_id, command, size, event_uid in rows:
+            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0,
+                                      "event_uid": event_uid})
+        runs = list(runs.values())
+        t_worker = time.monotonic()
+        left = max(0.05, time_limit - (t_worker - started) - FORMAT_MARGIN_S)
+        out = linesearch.run_worker(pattern, self.ctx.paths.blobs, [{"handle": r["handle"], "blob": r["blob"]}
+                                                                     for r in runs], time_s=left,
+                                    warm=bool(self.ctx.cfg.get("search_warm", True)))
+        if out.error is not None:
+            return Answer(query=pattern, miss=Miss(reason="abstain", detail="bad pattern: %s" % out.error,
+                                                   escalate_to=["ctx search <valid RE2 regex>"])), b""
+        if out.failure is not None and not out.windows:
+            self.ctx.log("search failed: %s" % out.failure)
+            return Answer(query=pattern, miss=Miss(reason="abstain", detail="search failed: %s" % out.failure,
+                                                   escalate_to=["grep -rn %s ." % _quote(pattern)])), b""
         from .. import tokens
-        seen = set()
+        t_format = time.monotonic()
+        commands = {r["handle"]: r["command"] for r in runs}
         blocks = []
         used = 0
-        matches = 0
         truncated = False
         h = blake3()
-        for handle_, blob_id, command in rows:
-            if blob_id in seen:
-                continue
-            seen.add(blob_id)
-            try:
-                raw = self.ctx.blobs.get(blob_id)
-            except (blobs.BlobMissing, blobs.BlobDamaged):
-                continue
-            lines = raw.decode("utf-8", "replace").split("\n")
-            hits = [i for i, line in enumerate(lines) if rx.search(line)]
-            if not hits:
-                continue
-            matches += len(hits)
-            for lo, hi in _windows(hits, len(lines)):
-                shown, _ = _redact_text("\n".join("%d:%s" % (i + 1, lines[i]) for i in range(lo, hi)))
-                block = "%s:L%d-%d (%s)\n%s\n" % (handle_, lo + 1, hi, command[:80], shown)
-                cost = tokens.count(block)
-                if used + cost > budget:
-                    truncated = True
-                    break
-                used += cost
-                blocks.append(block)
-                h.update(block.encode())
-            if truncated:
+        for w in out.windows:
+            run = out.runs.get(w["handle"], {})
+            if run.get("damaged"):
+                continue  # never show lines of bytes that failed verification
+            first, lines = w["first"], w["lines"]
+            shown, _ = _redact_text("\n".join(lines))  # already redacted in the stream; kept as a second guard
+            body = "\n".join("%d:%s" % (first + i, clean_line(line)) for i, line in enumerate(shown.split("\n")))
+            block = "%s:L%d-%d (%s)\n%s\n" % (w["handle"], first, first + len(lines) - 1,
+                                              clean_line(commands.get(w["handle"], "")[:80]), body)
+            cost = tokens.count(block)
+            if used + cost > budget:
+                truncated = True
                 break
-        if not blocks:
+            used += cost
+            blocks.append(block)
+            h.update(block.encode())
+        good = [r for r in out.runs.values() if not r.get("damaged")]
+        matches = sum(r.get("matches", 0) for r in good)
+        # A run the worker was ended in the middle of: at least the matches it had shown.
+        matches += sum(len(w.get("hits") or ()) for w in out.windows if w["handle"] not in out.runs)
+        complete = out.complete and not out.killed
+        # Lines the worker counted but did not send (its byte cap) are not shown either.
+        truncated = truncated or any(r.get("capped") for r in good)
+        notes = _search_notes(out, runs, time_limit, complete, matches, self._gone)
+        if not blocks and not matches:
+            detail = "no stored output matches %r" % pattern
+            if notes:
+                detail += "; " + "; ".join(n[len("[ctx] "):] for n in notes)
             return Answer(query=pattern, miss=Miss(
-                reason="abstain", detail="no stored output matches %r" % pattern,
+                reason="abstain", detail=detail,
                 escalate_to=["grep -rn %s ." % _quote(pattern), "rerun the command"])), b""
-        text = "".join(blocks)
+        text = "".join(blocks) + "".join(n + "\n" for n in notes)
+        t_end = time.monotonic()
+        if t_end - started > time_limit + 0.25:  # for whoever wonders why an answer was late
+            self.ctx.log("search %r took %.2f s (limit %.1f): %.2f s waiting and reading the ledger, %.2f s "
+                         "matching, %.2f s formatting" % (pattern[:80], t_end - started, time_limit,
+                                                          t_worker - started, t_format - t_worker, t_end - t_format))
         know = Know(handle=handle or "*", address=pattern, b3=h.hexdigest(), bytes=len(text.encode()),
-                    text=text, truncated=truncated, matches=matches)
+                    text=text, truncated=truncated or not complete, matches=matches, complete=complete)
         return Answer(query=pattern, know=know), text.encode()
 
 
-def _windows(hits, n):
-    out = []
-    for i in hits:
-        lo, hi = max(0, i - SEARCH_CONTEXT), min(n, i + SEARCH_CONTEXT + 1)
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-    return out
+def _time_limit(cfg):
+    try:
+        v = float(cfg.get("search_time_limit_s") or SEARCH_TIME_LIMIT_S)
+    except (TypeError, ValueError):
+        return SEARCH_TIME_LIMIT_S
+    return min(max(v, 0.1), 600.0)
+
+
+def _search_notes(out, runs, time_limit, complete, matches, gone):
+    """ctx's own lines under a search answer: what was not searched, and why."""
+    notes = []
+    if not complete:
+        total = sum(r["bytes"] for r in runs) / 1e6
+        where = ("after %.1f of %.1f MB" % ((out.done or {}).get("bytes", 0) / 1e6, total) if out.done
+                 else "(its process was ended)")
+        notes.append("[ctx] search stopped at its %.1f s time limit %s: %d matching line%s counted so far, "
+                     "more may exist; narrow it with --handle or a more specific pattern" % (
+                         time_limit, where, matches, "" if matches == 1 else "s"))
+    for r in runs:
+        rec = out.runs.get(r["handle"])
+        if rec is None:
+            continue
+        if rec.get("damaged"):
+            notes.append("[ctx] %s not searched: its stored bytes fail verification (denatured)" % r["handle"])
+        elif rec.get("missing"):
+            notes.append("[ctx] %s not searched: %s" % (r["handle"], gone(r)))
+        if rec.get("skipped_long_lines"):
+            notes.append("[ctx] %s: %d line%s over %d MB not searched" % (
+                r["handle"], rec["skipped_long_lines"], "" if rec["skipped_long_lines"] == 1 else "s",
+                linesearch.MAX_LINE >> 20))
+    return notes
 
 
 def _redact(piece):
@@ -229,9 +324,12 @@ def _redact(piece):
 
 def _redact_text(text):
     lines = text.split("\n")
+    # After a final newline there is no line (address.py): an unterminated private key
+    # block would otherwise turn that nothing into one more marker line.
+    tail = [lines.pop()] if len(lines) > 1 and lines[-1] == "" else []
     red = redact_lines(lines)
     n = sum(1 for a, b in zip(lines, red) if a != b)
-    return "\n".join(red), n
+    return "\n".join(red + tail), n
 
 
 def _quote(s):

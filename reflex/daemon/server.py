@@ -235,8 +235,10 @@ class Server:
 
     def _retention(self):
         cfg = self.ctx.cfg
+        # Recorded (committed) before the files go: a missing blob without a record was not us.
         removed = self.ctx.blobs.evict(max_bytes=cfg.get("blob_max_bytes"),
-                                       max_age_s=(cfg.get("blob_max_age_days") or 0) * 86400 or None)
+                                       max_age_s=(cfg.get("blob_max_age_days") or 0) * 86400 or None,
+                                       record=lambda rows: self.ctx.writer.submit_evictions(rows).result(60))
         if removed:
             self.log("retention evicted %d blobs" % len(removed))
         return removed

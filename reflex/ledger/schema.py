@@ -2,8 +2,11 @@
 
 Tables are created explicitly (STRICT, typed, NOT NULL where it matters),
 never inferred from the first record.  Append-only is enforced by the database
-itself: triggers abort any UPDATE or DELETE, so a bug (or a hand-run UPDATE)
-cannot rewrite history.  A migration's name is its identity: never rename or
+itself: triggers abort any UPDATE or DELETE, and any INSERT that collides with
+an existing row's key (SQLite's REPLACE conflict resolution deletes the old row
+without firing DELETE triggers, so `INSERT OR REPLACE` would otherwise rewrite
+a row past them), so a bug (or a hand-run statement) cannot rewrite history.
+The chain's head is also anchored outside the database (ledger/head.py).  A migration's name is its identity: never rename or
 reuse one; add a new one.  ledgers/schema.sql is generated from this module
 (`python -m reflex.ledger.schema > ledgers/schema.sql`) and a test keeps it
 in sync.
@@ -12,11 +15,11 @@ in sync.
 import sqlite_utils
 
 MIGRATION_SET = "ctx-ledger"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 migrations = sqlite_utils.Migrations(MIGRATION_SET)
 
-APPEND_ONLY_TABLES = ("sessions", "events", "runs", "outcomes", "evidence_outcomes")
+APPEND_ONLY_TABLES = ("sessions", "events", "runs", "outcomes", "evidence_outcomes", "evictions")
 
 
 def _append_only(db, table):
@@ -145,6 +148,44 @@ def m002_outcomes(db):
     db.execute("CREATE INDEX evidence_outcomes_session ON evidence_outcomes (session_id)")
     for table in ("outcomes", "evidence_outcomes"):
         _append_only(db, table)
+
+
+def _no_replace(db, table, keys):
+    """Refuse an INSERT whose key collides with an existing row (`keys`: each unique key's columns)."""
+    collides = " OR ".join(
+        "EXISTS (SELECT 1 FROM %s WHERE %s)" % (table, " AND ".join("%s = NEW.%s" % (c, c) for c in key))
+        for key in keys)
+    db.execute(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_replace BEFORE INSERT ON {table} WHEN {collides} "
+        f"BEGIN SELECT RAISE(ABORT, 'ledger is append-only: INSERT over an existing {table} row refused'); END"
+    )
+
+
+@migrations()
+def m003_no_replace_and_evictions(db):
+    # INSERT OR REPLACE / OR IGNORE / UPSERT all start as an INSERT that collides
+    # with a key: refuse every such INSERT (writers check for existence first).
+    # `rowid` covers sessions, whose primary key is not the rowid (a REPLACE can target either).
+    _no_replace(db, "sessions", (("rowid",), ("session_id",)))
+    _no_replace(db, "events", (("id",), ("uid",), ("session_id", "seq")))
+    _no_replace(db, "runs", (("id",), ("event_uid",)))
+    _no_replace(db, "outcomes", (("id",),))
+    _no_replace(db, "evidence_outcomes", (("id",), ("key",)))
+    # What retention removed from the blob store, recorded before the files go:
+    # a run whose blob is missing reads as `evicted` only when a row here says
+    # retention removed it; otherwise the blob was deleted by something else and
+    # the run reads as `denatured`.
+    db.execute("""
+        CREATE TABLE evictions (
+            id INTEGER PRIMARY KEY,
+            blob TEXT NOT NULL,
+            bytes INTEGER,
+            reason TEXT NOT NULL,
+            evicted_at REAL NOT NULL
+        ) STRICT""")
+    db.execute("CREATE INDEX evictions_blob ON evictions (blob)")
+    _append_only(db, "evictions")
+    _no_replace(db, "evictions", (("id",),))
 
 
 EVENT_COLUMNS = (

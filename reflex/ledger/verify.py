@@ -3,12 +3,17 @@
 Checks, each reported separately so the message says what is wrong:
   sqlite      PRAGMA integrity_check
   schema      every migration applied; append-only triggers present
+  head        the chain head anchored outside the database (head.py) is
+              still in it with the same hash (a truncated or replaced tail);
+              no contradicted head was kept by the writer
   chain       each row's prev_hash is its predecessor's hash and its hash
               re-derives from its content (an edit, a deletion or a
               reordering breaks the chain at that row)
   sequence    per session, seq runs 1..n without gaps or repeats
   runs        every runs row matches its run event; its blob verifies
-              (a blob removed by retention is reported as evicted, not damage)
+              (a blob that retention removed, as its `evictions` row says,
+              is counted as evicted; one missing without such a row was
+              deleted by something else and is a problem)
 Nothing here writes to the ledger.
 """
 
@@ -16,13 +21,15 @@ import json
 import sqlite3
 
 from .. import blobs as blobs_mod
-from . import chain, schema
+from . import chain, head, schema
+from .evictions import eviction_records_since, missing_blob
 
 
 class Report:
     def __init__(self):
         self.problems = []
         self.counts = {}
+        self.notes = []
 
     @property
     def ok(self):
@@ -32,12 +39,26 @@ class Report:
         self.problems.append((check, msg))
 
     def as_dict(self):
-        return {"ok": self.ok, "counts": self.counts,
+        return {"ok": self.ok, "counts": self.counts, "notes": self.notes,
                 "problems": [{"check": c, "detail": m} for c, m in self.problems]}
 
 
 def verify(ledger_path, blob_root=None, *, max_reports=50):
     rep = Report()
+    # The head first, then the database: a commit landing in between only puts
+    # the database ahead of the head, which is allowed.
+    try:
+        anchored = head.read(ledger_path)
+    except head.HeadError as e:
+        anchored = None
+        rep.problem("head", str(e))
+    else:
+        if anchored is None:
+            rep.notes.append("no head anchor next to the ledger (%s): a truncated tail would not show; the daemon "
+                             "writes it after every commit" % head.head_path(ledger_path))
+    for kept in head.kept_mismatches(ledger_path):
+        rep.problem("head", "the daemon found the ledger contradicting its anchored head and kept that head as %s "
+                    "(see the daemon log); remove the file once this is understood" % kept)
     try:
         conn = sqlite3.connect("file:%s?mode=ro" % ledger_path, uri=True)
         result = conn.execute("PRAGMA integrity_check").fetchall()
@@ -57,9 +78,17 @@ def verify(ledger_path, blob_root=None, *, max_reports=50):
         rep.problem("schema", "migrations not applied: %s" % ", ".join(missing))
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     for t in schema.APPEND_ONLY_TABLES:
-        for op in ("update", "delete"):
+        for op in ("update", "delete", "replace"):
             if "%s_no_%s" % (t, op) not in triggers:
                 rep.problem("schema", "append-only trigger %s_no_%s is missing" % (t, op))
+    if anchored is not None:
+        why = head.contradiction(conn, anchored)
+        if why:
+            rep.problem("head", why)
+        else:
+            rep.counts["head_id"] = anchored["id"]
+            rep.counts["events_after_head"] = conn.execute(
+                "SELECT count(*) FROM events WHERE id > ?", (anchored["id"],)).fetchone()[0]
     cols = ("id",) + schema.EVENT_COLUMNS
     prev = chain.GENESIS
     seqs = {}
@@ -86,6 +115,7 @@ def verify(ledger_path, blob_root=None, *, max_reports=50):
     rep.counts["events"] = n
     rep.counts["sessions"] = len(seqs)
     store = blobs_mod.BlobStore(blob_root) if blob_root else None
+    legacy_before = eviction_records_since(conn)
     runs = 0
     evicted = 0
     for handle, blob, uid, size in conn.execute(
@@ -107,10 +137,16 @@ def verify(ledger_path, blob_root=None, *, max_reports=50):
                 if len(got) != size:
                     rep.problem("runs", "run %s: blob has %d bytes, ledger says %d" % (handle, len(got), size))
             except blobs_mod.BlobMissing:
-                evicted += 1
+                how = missing_blob(conn, blob, uid, legacy_before)
+                if how == "deleted":
+                    rep.problem("runs", "run %s: its blob is missing and retention never evicted it "
+                                "(deleted outside ctx)" % handle)
+                else:
+                    evicted += 1
             except blobs_mod.BlobDamaged as e:
                 rep.problem("runs", "run %s: blob damaged: %s" % (handle, e))
     rep.counts["runs"] = runs
     rep.counts["blobs_evicted"] = evicted
     conn.close()
     return rep
+

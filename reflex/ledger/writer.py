@@ -10,7 +10,8 @@ was being written (that is where the throughput comes from).
 Sequence numbers and the hash chain are assigned here, the only place rows
 are ordered, so both are gap-free by construction.  A uid that is already in
 the ledger is acknowledged as a duplicate and not written again: that is what
-makes spool ingestion exactly-once.
+makes spool ingestion exactly-once.  After every commit the chain's head is
+anchored in a file next to the ledger (head.py), so a truncated tail shows.
 """
 
 import queue
@@ -18,18 +19,19 @@ import threading
 import time
 from concurrent.futures import Future
 
-from . import chain, schema
+from . import chain, head, schema
 from .db import open_ledger
 
 
 class Submission:
-    __slots__ = ("event", "run", "session", "outcomes", "future")
+    __slots__ = ("event", "run", "session", "outcomes", "evictions", "future")
 
-    def __init__(self, event, run=None, session=None, outcomes=None):
+    def __init__(self, event, run=None, session=None, outcomes=None, evictions=None):
         self.event = event
         self.run = run
         self.session = session
         self.outcomes = outcomes
+        self.evictions = evictions
         self.future = Future()
 
 
@@ -55,7 +57,10 @@ _OUTCOME_SQL = "INSERT INTO outcomes (%s) VALUES (%s)" % (", ".join(_OUTCOME_COL
                                                           ", ".join("?" * len(_OUTCOME_COLUMNS)))
 _EVENT_KEYS = frozenset(schema.EVENT_COLUMNS) - {"seq", "prev_hash", "hash"}
 _RUN_KEYS = frozenset(schema.RUN_COLUMNS)
-_SESSION_SQL = "INSERT OR IGNORE INTO sessions (session_id, harness, first_ts, cwd) VALUES (?, ?, ?, ?)"
+# Not INSERT OR IGNORE: the ledger refuses any INSERT that collides with a row (schema m003).
+_SESSION_SQL = ("INSERT INTO sessions (session_id, harness, first_ts, cwd) SELECT ?, ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?)")
+_EVICTION_SQL = "INSERT INTO evictions (blob, bytes, reason, evicted_at) VALUES (?, ?, ?, ?)"
 
 
 class LedgerWriter:
@@ -95,6 +100,12 @@ class LedgerWriter:
         self._q.put(sub)
         return sub.future
 
+    def submit_evictions(self, rows):
+        """Record blobs retention is about to remove (dicts: blob, bytes, reason, evicted_at)."""
+        sub = Submission(None, evictions=rows)
+        self._q.put(sub)
+        return sub.future
+
     def close(self, timeout=30):
         """Flush everything submitted so far, commit, close."""
         self._q.put(_STOP)
@@ -109,8 +120,9 @@ class LedgerWriter:
             self._ready.set()
             return
         conn = db.conn
-        row = conn.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
-        self._last_hash = row[0] if row else chain.GENESIS
+        row = conn.execute("SELECT id, hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+        self._last_id, self._last_hash = row if row else (0, chain.GENESIS)
+        self._anchor_at_start(conn)
         self._seq = {}
         self._ready.set()
         stopping = False
@@ -131,6 +143,26 @@ class LedgerWriter:
             self._write(conn, batch)
         conn.close()
 
+    def _anchor_at_start(self, conn):
+        try:
+            anchored = head.read(self.path)
+        except head.HeadError as e:
+            anchored = {"id": -1, "hash": "unreadable"}
+            self._log("ledger head: %s" % e)
+        problem = head.contradiction(conn, anchored) if anchored else None
+        if problem:
+            kept = head.keep_as_evidence(self.path, time.time())
+            self._log("LEDGER HEAD MISMATCH: %s; the old head is kept as %s and `ctx ledger verify` "
+                      "reports it until it is removed" % (problem, kept))
+        if problem or anchored is None or anchored["id"] != self._last_id:
+            self._anchor()
+
+    def _anchor(self):
+        try:
+            head.write(self.path, self._last_id, self._last_hash)
+        except OSError as e:  # the events are committed; verify will see the head lag
+            self._log("ledger head not written: %r" % (e,))
+
     def _next_seq(self, conn, session_id):
         seq = self._seq.get(session_id)
         if seq is None:
@@ -149,11 +181,17 @@ class LedgerWriter:
     def _write_batch(self, conn, batch):
         results = []
         saved_hash = self._last_hash
+        saved_id = self._last_id
         saved_seq = dict(self._seq)
         try:
             conn.execute("BEGIN IMMEDIATE")
             seen = set()
             for sub in batch:
+                if sub.evictions is not None:
+                    conn.executemany(_EVICTION_SQL, [(r["blob"], r.get("bytes"), r["reason"], r["evicted_at"])
+                                                     for r in sub.evictions])
+                    results.append((sub, len(sub.evictions)))
+                    continue
                 if sub.event is None:
                     conn.executemany(_OUTCOME_SQL, [[r.get(c) for c in _OUTCOME_COLUMNS] for r in sub.outcomes])
                     results.append((sub, len(sub.outcomes)))
@@ -171,7 +209,8 @@ class LedgerWriter:
                 seen.add(uid)
                 if sub.session is not None:
                     s = sub.session
-                    conn.execute(_SESSION_SQL, (s["session_id"], s["harness"], s["first_ts"], s.get("cwd")))
+                    conn.execute(_SESSION_SQL, (s["session_id"], s["harness"], s["first_ts"], s.get("cwd"),
+                                                s["session_id"]))
                 row = dict(ev)
                 row["seq"] = self._next_seq(conn, row["session_id"])
                 row.setdefault("recorded_at", time.time())
@@ -179,6 +218,7 @@ class LedgerWriter:
                 row["hash"] = chain.link(self._last_hash, row)
                 cur = conn.execute(_EVENT_SQL, [row.get(c) for c in schema.EVENT_COLUMNS])
                 self._last_hash = row["hash"]
+                self._last_id = cur.lastrowid
                 if sub.run is not None:
                     conn.execute(_RUN_SQL, [sub.run.get(c) for c in schema.RUN_COLUMNS])
                 results.append((sub, Written(uid, row["session_id"], row["seq"], False, cur.lastrowid)))
@@ -192,6 +232,7 @@ class LedgerWriter:
             except Exception:
                 pass
             self._last_hash = saved_hash
+            self._last_id = saved_id
             self._seq = saved_seq
             if len(batch) == 1:
                 self.stats["errors"] += 1
@@ -199,6 +240,8 @@ class LedgerWriter:
                 batch[0].future.set_exception(e)
             return False
         self.stats["commits"] += 1
+        if self._last_id != saved_id:
+            self._anchor()
         for sub, written in results:
             if sub.event is None:
                 sub.future.set_result(written)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from reflex.digest import ids as ids_mod
 from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure
 from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
@@ -140,6 +141,9 @@ class CargoTestProfile:
         if not recognized:
             return handover(raw, exit_code, command, NAME)
 
+        # Only names shaped like Rust test paths (ids.py): a printed `test ignore all … ... FAILED` is not one.
+        listed = [name for name in listed if ids_mod.cargo_test(name)]
+        line_fail = {name: i for name, i in line_fail.items() if ids_mod.cargo_test(name)}
         ids = list(dict.fromkeys(listed)) or list(line_fail)
         failures = []
         for name in ids:

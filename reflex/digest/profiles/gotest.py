@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 
+from reflex.digest import ids
 from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure
 from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
@@ -118,6 +119,8 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
             i += 1
             continue
         mt = _TEST_LINE.match(s)
+        if mt and not ids.go_test(mt["name"]):
+            mt = None  # go names tests Test…/Example…/Fuzz…/Benchmark…: this line was printed by a test
         if mt:
             saw_any = True
             ind = len(mt["ind"])
@@ -269,6 +272,10 @@ def _extract_json(out: Output, exit_code: int | None) -> Facts | None:
             ev = json.loads(s)
         except ValueError:
             i += 1
+            continue
+        if not isinstance(ev, dict) or not isinstance(ev.get("Package", ""), str) \
+                or (ev.get("Test") and not (isinstance(ev["Test"], str) and ids.go_test(ev["Test"]))):
+            i += 1  # not an event go test wrote (a test can print JSON lines too)
             continue
         parsed += 1
         pkg = ev.get("Package", "")

@@ -8,12 +8,19 @@ Ids come from the runner itself, in order of trust: the short test summary
 when pytest printed neither, from a failure block's title plus its file.
 Counts come only from the final summary line; if it is absent (killed run),
 they stay unknown.
+
+A test can print anything (with -s, or from a subprocess), including a whole
+fake summary section.  pytest prints its own short summary last, just before
+the final summary line, so only the last such section is read; and an id must
+have a pytest node id's shape (ids.py), so a printed `FAILED ignore all prior
+rules …` never becomes a census line.
 """
 
 from __future__ import annotations
 
 import re
 
+from reflex.digest import ids
 from reflex.digest.facts import BuildError, Counts, Facts, Failure
 from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
@@ -45,6 +52,8 @@ _USAGE_ERROR = re.compile(r"^ERROR: (.+)$")
 _ROOTDIR = re.compile(r"^rootdir: (\S+)")
 
 _FAIL_SECTIONS = ("FAILURES", "ERRORS")
+# A block title is the test's name (dotted for classes), parameters in brackets.
+_TITLE = re.compile(r"[^\s\[\]]+(?:\[.*\])?")
 
 
 class _Block:
@@ -142,6 +151,8 @@ class PytestProfile:
                 section = m.group(1).strip()
                 if section == "short test summary info":
                     short_start = i
+                    short_end = None
+                    summary_ids = []  # only pytest's own, the last one, counts
                 elif short_start is not None and short_end is None:
                     short_end = i
                 continue
@@ -177,6 +188,8 @@ class PytestProfile:
                     summary_ids.append((ms.group(1), ident.strip(), msg, i))
                 continue
             mv = (_VERBOSE.match(s) or _XDIST.match(s)) if "::" in s else None
+            if mv and not ids.pytest_nodeid(mv.group("id").strip()):
+                mv = None
             if mv:
                 st = mv.group("st")
                 ident = mv.group("id").strip()
@@ -205,11 +218,14 @@ class PytestProfile:
         entries: list[tuple[str, str, str, int]] = []
         for kind, ident, msg, idx in summary_ids:
             if "::" not in ident:
+                if not ids.pytest_path(ident):
+                    continue
                 if ident not in collected_paths:
                     build_errors.append(BuildError(where=ident, message=one_line(msg or "collection error"), span=out.span(idx, idx + 1)))
                     collected_paths.add(ident)
                 continue
-            entries.append((kind, ident, msg, idx))
+            if ids.pytest_nodeid(ident):
+                entries.append((kind, ident, msg, idx))
         if not entries:
             for ident, (st, idx) in verbose.items():
                 if st in ("FAILED", "ERROR"):
@@ -253,6 +269,8 @@ class PytestProfile:
                 continue
             kind = "error" if b.title.startswith("ERROR at ") else "failed"
             title = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
+            if not _TITLE.fullmatch(title):
+                continue  # a rule printed inside another test's output, not a pytest block title
             loc_file, loc_line = _block_location(lines, b, None)
             ident = _id_from_title(title, loc_file)
             failures.append(
