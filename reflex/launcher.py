@@ -34,7 +34,12 @@ def write_launcher(paths, python=None):
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     text = TEMPLATE.format(python=python or sys.executable, pkg_parent=package_parent())
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    try:
+        os.unlink(tmp)  # never write through a leftover or planted link: this file is executed
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o700)
+    with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(tmp, 0o700)
     os.replace(tmp, path)
