@@ -2,9 +2,29 @@
 
 Shared by the daemon and by the shim's fallback path, so "malformed" means the
 same thing on both sides.  stdlib-only.
+
+Two readings of the same bytes:
+
+* `decode` is strict: a dict, or Malformed(code) saying why the payload is
+  unusable.  Its result never depends on the caller's stack: json's recursion
+  limit counts the frames already on the stack (the daemon's event loop and
+  thread pool add dozens the shim does not have), so a document nested deeper
+  than MAX_DEPTH is not handed to json at all; it is read by an iterative
+  parser that keeps everything down to MAX_DEPTH and replaces deeper
+  containers with None.
+* `read` is what the safety plane looks at: the strict result when there is
+  one, otherwise as much of the payload as can be read (`Reading.complete`
+  says whether the object was read to its end, `open_keys` which containers a
+  cut left open).  A payload too large, not UTF-8 or not JSON in some other
+  field still names its tool and command, and an unrelated field must never
+  be what decides whether `cat .env` runs.  The parser's work is bounded by a
+  token budget, so a pathological payload costs the same bounded time in the
+  shim and in the daemon and is cut at the same place in both.
 """
 
 MAX_PAYLOAD = 8 * 1024 * 1024  # Bash PostToolUse carries up to 150k chars of output; 8 MiB is ample
+MAX_DEPTH = 64                 # Claude Code payloads nest a handful of levels; tool inputs a few more
+TOKEN_BUDGET = 2_000_000       # tokens the iterative parser reads before it stops (a cut, like truncation)
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -18,25 +38,257 @@ class Malformed(ValueError):
         self.detail = detail
 
 
+class Reading:
+    """The best view of a payload: `obj` (a dict or None), `problem` (Malformed or None),
+    `complete` (the top-level object was read to its end), `open_keys` (for a cut payload,
+    the keys from the top down to the innermost container left open)."""
+
+    __slots__ = ("obj", "problem", "complete", "open_keys")
+
+    def __init__(self, obj, problem, complete, open_keys=()):
+        self.obj = obj
+        self.problem = problem
+        self.complete = complete
+        self.open_keys = tuple(open_keys)
+
+
 def decode(data, truncated=False):
     """bytes -> dict, or raise Malformed(code, detail)."""
     if truncated:
         raise Malformed("too_large", "hook payload exceeds %d bytes" % MAX_PAYLOAD)
+    text = _text(data)
+    if _structural_depth(text) > MAX_DEPTH:
+        obj, complete, _open, error = _parse(text)
+        if not complete or error:
+            raise Malformed("not_json", "payload is not JSON (%s)" % (error or "ends early"))
+    else:
+        import json  # lazily: the shim imports this module for MAX_PAYLOAD on every call
+        try:
+            obj = json.loads(text)
+        except ValueError as e:
+            raise Malformed("not_json", "payload is not JSON (%s)" % e) from None
+    if not isinstance(obj, dict):
+        raise Malformed("not_object", "payload is JSON but not an object")
+    return obj
+
+
+def read(data, truncated=False):
+    """-> Reading: the strict decoding when it succeeds, else what can still be read."""
+    try:
+        return Reading(decode(data, truncated), None, True)
+    except Malformed as e:
+        problem = e
+    if problem.code in ("empty", "not_object"):
+        return Reading(None, problem, False)
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    # surrogateescape keeps undecodable bytes as themselves (lone surrogates)
+    # instead of silently turning a path into another one.
+    obj, complete, open_keys, _error = _parse(data.decode("utf-8", "surrogateescape"))
+    if truncated:
+        complete = False
+    return Reading(obj if isinstance(obj, dict) else None, problem, complete, open_keys)
+
+
+def _text(data):
     if data.startswith(_BOM):
         # Cursor on Windows prepends a BOM; it is not part of the JSON.
         data = data[len(_BOM):]
     if not data.strip():
         raise Malformed("empty", "no hook payload on stdin")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Malformed("not_utf8", "payload is not valid UTF-8 (byte %d)" % e.start) from None
-    import json  # lazily: the shim imports this module for MAX_PAYLOAD on every call
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise Malformed("not_json", "payload is not JSON (%s)" % e) from None
-    if not isinstance(obj, dict):
-        raise Malformed("not_object", "payload is JSON but not an object")
-    return obj
 
+
+# -- depth, without recursion ---------------------------------------------------------
+
+_re = None
+
+
+def _regexes():
+    global _re
+    if _re is None:
+        import re
+        _re = {
+            "string": re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL),
+            "non_bracket": re.compile(r'[^\[\]{}]+'),
+            "ws": re.compile(r'[ \t\n\r]*'),
+            "number": re.compile(r'-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?'),
+            "skip": re.compile(r'"|[\[{]+|[\]}]+'),
+        }
+    return _re
+
+
+_DEPTH_TABLE = bytes(1 if c in (0x5B, 0x7B) else 0xFF if c in (0x5D, 0x7D) else 0 for c in range(256))
+
+
+def _structural_depth(text):
+    """Maximum nesting of a JSON text, computed at C speed (an upper bound for broken JSON)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0
+    rx = _regexes()
+    brackets = rx["non_bracket"].sub("", rx["string"].sub("", text))
+    if len(brackets) <= MAX_DEPTH:
+        return 0
+    from itertools import accumulate
+    steps = memoryview(brackets.encode("ascii").translate(_DEPTH_TABLE)).cast("b")
+    return max(accumulate(steps))
+
+
+# -- the iterative parser -----------------------------------------------------------------
+
+_LITERALS = (("true", True), ("false", False), ("null", None), ("NaN", float("nan")),
+             ("Infinity", float("inf")), ("-Infinity", float("-inf")))
+
+
+class _Cut(Exception):
+    pass
+
+
+def _parse(text):
+    """Parse a JSON text without recursion -> (value, complete, open_keys, error or None).
+
+    Containers deeper than MAX_DEPTH become None.  On a syntax error, at the
+    end of the text or when the token budget is spent, what was read so far is
+    returned: members whose value was complete, containers as far as they got."""
+    from json.decoder import scanstring
+    rx = _regexes()
+    ws, number = rx["ws"].match, rx["number"].match
+    n = len(text)
+    budget = [TOKEN_BUDGET]
+    # A frame is [container, key for the member being read (objects), this container's key in its parent].
+    stack = []
+    root = None
+    pos = ws(text, 0).end()
+    error = None
+
+    def spend():
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Cut("token budget spent")
+
+    def put(value):
+        nonlocal root
+        if not stack:
+            root = value
+            return
+        frame = stack[-1]
+        if isinstance(frame[0], dict):
+            frame[0][frame[1]] = value
+            frame[1] = None
+        else:
+            frame[0].append(value)
+
+    try:
+        while True:
+            # -- a value starts at pos
+            spend()
+            if pos >= n:
+                raise _Cut("ends early")
+            c = text[pos]
+            if c in "[{":
+                if len(stack) >= MAX_DEPTH:
+                    pos = _skip(text, pos, rx, budget)
+                    put(None)
+                else:
+                    container = {} if c == "{" else []
+                    key = stack[-1][1] if stack and isinstance(stack[-1][0], dict) else None
+                    put(container)
+                    stack.append([container, None, key])
+                    pos = ws(text, pos + 1).end()
+                    if pos < n and _closes(stack[-1], text[pos]):
+                        stack.pop()
+                        pos += 1
+                    else:
+                        if c == "{":
+                            pos = _member_key(text, pos, stack[-1], scanstring, ws)
+                        continue
+            elif c == '"':
+                value, pos = scanstring(text, pos + 1, True)
+                put(value)
+            else:
+                m = number(text, pos)
+                if m:
+                    put(float(m.group(0)) if m.group(1) or m.group(2) else int(m.group(0)))
+                    pos = m.end()
+                else:
+                    for word, value in _LITERALS:
+                        if text.startswith(word, pos):
+                            put(value)
+                            pos += len(word)
+                            break
+                    else:
+                        raise _Cut("unexpected %r at %d" % (c, pos))
+            # -- after a value: a separator, a close, or the end
+            while True:
+                pos = ws(text, pos).end()
+                if not stack:
+                    if pos < n:
+                        error = "extra data at %d" % pos
+                    return root, True, (), error
+                frame = stack[-1]
+                if pos >= n:
+                    raise _Cut("ends early")
+                c = text[pos]
+                if _closes(frame, c):
+                    stack.pop()
+                    pos += 1
+                    continue
+                if c != ",":
+                    raise _Cut("expected ',' at %d" % pos)
+                pos = ws(text, pos + 1).end()
+                if isinstance(frame[0], dict):
+                    pos = _member_key(text, pos, frame, scanstring, ws)
+                break
+    except _Cut as e:
+        error = str(e)
+    except ValueError as e:  # scanstring: unterminated string, bad escape, control character
+        error = str(e)
+    open_keys = [f[2] for f in stack[1:]]
+    return root, False, open_keys, error
+
+
+def _closes(frame, c):
+    return c == ("}" if isinstance(frame[0], dict) else "]")
+
+
+def _member_key(text, pos, frame, scanstring, ws):
+    """Read `"key" :` and leave pos at the value; the key waits in the frame."""
+    if pos >= len(text) or text[pos] != '"':
+        raise _Cut("expected a key at %d" % pos)
+    key, pos = scanstring(text, pos + 1, True)
+    pos = ws(text, pos).end()
+    if pos >= len(text) or text[pos] != ":":
+        raise _Cut("expected ':' at %d" % pos)
+    frame[1] = key
+    return ws(text, pos + 1).end()
+
+
+def _skip(text, pos, rx, budget):
+    """End of the container opening at pos, skipped without building it (runs of brackets
+    count as one token, so a deep bomb costs a few tokens, not one per level)."""
+    skip, string = rx["skip"].search, rx["string"].match
+    depth = 0
+    while True:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Cut("token budget spent")
+        m = skip(text, pos)
+        if m is None:
+            raise _Cut("ends early")
+        tok = m.group(0)
+        if tok == '"':
+            s = string(text, m.start())
+            if s is None:
+                raise _Cut("unterminated string at %d" % m.start())
+            pos = s.end()
+        elif tok[0] in "[{":
+            depth += len(tok)
+            pos = m.end()
+        else:
+            if len(tok) >= depth:
+                return m.start() + depth
+            depth -= len(tok)
+            pos = m.end()
