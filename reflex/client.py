@@ -164,7 +164,7 @@ def spawn_daemon(paths, python=None):
     tells the user); other OSErrors mean "could not try".
     """
     try:
-        dir_fd = paths_mod.open_private_dir(paths.run_dir)
+        dir_fd = paths_mod.open_private_subdir(paths.run_dir)
     except paths_mod.UntrustedPath:
         raise
     except OSError:

@@ -62,7 +62,7 @@ def start(paths, *, wait=10.0, foreground=False):
     if status(paths)["running"]:
         return status(paths)
     paths_mod.ensure_private_dir(paths.home)
-    paths_mod.ensure_private_dir(paths.run_dir)
+    os.close(paths_mod.open_private_subdir(paths.run_dir))
     dir_fd = paths_mod.open_private_subdir(os.path.dirname(paths.log))
     try:
         log_fd = paths_mod.open_private_file(dir_fd, os.path.basename(paths.log),

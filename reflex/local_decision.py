@@ -80,9 +80,16 @@ def _verdict(harness, reading, env):
     from . import safety
     tool = obj.get("tool_name")
     tool_input = obj.get("tool_input")
-    cut_inside_call = not isinstance(tool, str) or not isinstance(tool_input, dict) or (
-        reading.open_keys[:1] == ("tool_input",))
-    if cut_inside_call and (not isinstance(tool, str) or tool in safety.CHECKED_TOOLS):
+    if isinstance(tool, str) and tool not in safety.CHECKED_TOOLS:
+        return None
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        unseen = True
+    else:
+        # A tool input cut short may still hold what the check reads (a Write's file_path
+        # comes before its content); only a field the cut may have swallowed is unseen.
+        unseen = reading.open_keys[:1] == ("tool_input",) and any(
+            k not in tool_input for k in safety.DECISIVE_FIELDS.get(tool, ()))
+    if unseen:
         return safety.unverifiable(tool if isinstance(tool, str) else None, reading.problem.code)
     return None
 

@@ -24,7 +24,7 @@ Two readings of the same bytes:
 
 MAX_PAYLOAD = 8 * 1024 * 1024  # Bash PostToolUse carries up to 150k chars of output; 8 MiB is ample
 MAX_DEPTH = 64                 # Claude Code payloads nest a handful of levels; tool inputs a few more
-TOKEN_BUDGET = 2_000_000       # tokens the iterative parser reads before it stops (a cut, like truncation)
+TOKEN_BUDGET = 100_000         # tokens the iterative parser reads before it stops (a cut, like truncation)
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -54,52 +54,48 @@ class Reading:
 
 def decode(data, truncated=False):
     """bytes -> dict, or raise Malformed(code, detail)."""
+    reading = read(data, truncated)
+    if reading.problem is not None:
+        raise reading.problem
+    return reading.obj
+
+
+def read(data, truncated=False):
+    """-> Reading: the strict decoding when there is one, else as much as can be read."""
+    if data.startswith(_BOM):
+        # Cursor on Windows prepends a BOM; it is not part of the JSON.
+        data = data[len(_BOM):]
     if truncated:
-        raise Malformed("too_large", "hook payload exceeds %d bytes" % MAX_PAYLOAD)
-    text = _text(data)
+        return _tolerant(data, Malformed("too_large", "hook payload exceeds %d bytes" % MAX_PAYLOAD))
+    if not data.strip():
+        return Reading(None, Malformed("empty", "no hook payload on stdin"), False)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return _tolerant(data, Malformed("not_utf8", "payload is not valid UTF-8 (byte %d)" % e.start))
     if _structural_depth(text) > MAX_DEPTH:
-        obj, complete, _open, error = _parse(text)
-        if not complete or error:
-            raise Malformed("not_json", "payload is not JSON (%s)" % (error or "ends early"))
+        obj, complete, open_keys, error = _parse(text)
+        if error or not complete:
+            problem = Malformed("not_json", "payload is not JSON (%s)" % (error or "ends early"))
+            return Reading(obj if isinstance(obj, dict) else None, problem, complete, open_keys)
     else:
         import json  # lazily: the shim imports this module for MAX_PAYLOAD on every call
         try:
             obj = json.loads(text)
         except ValueError as e:
-            raise Malformed("not_json", "payload is not JSON (%s)" % e) from None
+            return _tolerant(data, Malformed("not_json", "payload is not JSON (%s)" % e))
     if not isinstance(obj, dict):
-        raise Malformed("not_object", "payload is JSON but not an object")
-    return obj
+        return Reading(None, Malformed("not_object", "payload is JSON but not an object"), False)
+    return Reading(obj, None, True)
 
 
-def read(data, truncated=False):
-    """-> Reading: the strict decoding when it succeeds, else what can still be read."""
-    try:
-        return Reading(decode(data, truncated), None, True)
-    except Malformed as e:
-        problem = e
-    if problem.code in ("empty", "not_object"):
-        return Reading(None, problem, False)
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+def _tolerant(data, problem):
     # surrogateescape keeps undecodable bytes as themselves (lone surrogates)
     # instead of silently turning a path into another one.
     obj, complete, open_keys, _error = _parse(data.decode("utf-8", "surrogateescape"))
-    if truncated:
+    if problem.code == "too_large":
         complete = False
     return Reading(obj if isinstance(obj, dict) else None, problem, complete, open_keys)
-
-
-def _text(data):
-    if data.startswith(_BOM):
-        # Cursor on Windows prepends a BOM; it is not part of the JSON.
-        data = data[len(_BOM):]
-    if not data.strip():
-        raise Malformed("empty", "no hook payload on stdin")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise Malformed("not_utf8", "payload is not valid UTF-8 (byte %d)" % e.start) from None
 
 
 # -- depth, without recursion ---------------------------------------------------------
@@ -112,29 +108,45 @@ def _regexes():
     if _re is None:
         import re
         _re = {
-            "string": re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL),
-            "non_bracket": re.compile(r'[^\[\]{}]+'),
+            # possessive quantifiers: an 8 MiB payload of short strings is scanned in
+            # C, not backtracked through
+            "string": re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL),
+            "innermost": re.compile(rb'[\[{][\]}]'),
             "ws": re.compile(r'[ \t\n\r]*'),
             "number": re.compile(r'-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?'),
-            "skip": re.compile(r'"|[\[{]+|[\]}]+'),
+            # one token: a run of openers, a run of closers, or a run of anything else
+            # with strings included whole (empty only at an unterminated string)
+            "skip": re.compile(r'([\[{]+)|([\]}]+)|[^"\[\]{}]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^"\[\]{}]*+)*+',
+                               re.DOTALL),
         }
     return _re
 
 
-_DEPTH_TABLE = bytes(1 if c in (0x5B, 0x7B) else 0xFF if c in (0x5D, 0x7D) else 0 for c in range(256))
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
 def _structural_depth(text):
-    """Maximum nesting of a JSON text, computed at C speed (an upper bound for broken JSON)."""
+    """Nesting depth of a JSON text, or MAX_DEPTH + 1 for anything deeper; C-speed passes.
+
+    For broken JSON it is only an estimate; json.loads then fails and the
+    iterative parser reads it anyway."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return 0
     rx = _regexes()
-    brackets = rx["non_bracket"].sub("", rx["string"].sub("", text))
-    if len(brackets) <= MAX_DEPTH:
-        return 0
-    from itertools import accumulate
-    steps = memoryview(brackets.encode("ascii").translate(_DEPTH_TABLE)).cast("b")
-    return max(accumulate(steps))
+    brackets = rx["string"].sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    if (b"[" * (MAX_DEPTH + 1)) in brackets or (b"{" * (MAX_DEPTH + 1)) in brackets:
+        return MAX_DEPTH + 1
+    innermost = rx["innermost"]
+    # Each pass removes the innermost level everywhere; more passes than MAX_DEPTH
+    # means deeper than MAX_DEPTH.
+    for depth in range(MAX_DEPTH + 1):
+        if not brackets:
+            return depth
+        reduced = innermost.sub(b"", brackets)
+        if len(reduced) == len(brackets):
+            return depth  # unbalanced leftovers: broken JSON, let json.loads say so
+        brackets = reduced
+    return MAX_DEPTH + 1
 
 
 # -- the iterative parser -----------------------------------------------------------------
@@ -267,28 +279,25 @@ def _member_key(text, pos, frame, scanstring, ws):
 
 
 def _skip(text, pos, rx, budget):
-    """End of the container opening at pos, skipped without building it (runs of brackets
-    count as one token, so a deep bomb costs a few tokens, not one per level)."""
-    skip, string = rx["skip"].search, rx["string"].match
+    """End of the container opening at pos, skipped without building it.  Runs of brackets
+    and of flat content count as one token each, so a deep bomb or a long flat list costs a
+    few tokens, not one per level or per element."""
+    skip = rx["skip"].match
     depth = 0
+    n = len(text)
     while True:
         budget[0] -= 1
         if budget[0] < 0:
             raise _Cut("token budget spent")
         m = skip(text, pos)
-        if m is None:
-            raise _Cut("ends early")
-        tok = m.group(0)
-        if tok == '"':
-            s = string(text, m.start())
-            if s is None:
-                raise _Cut("unterminated string at %d" % m.start())
-            pos = s.end()
-        elif tok[0] in "[{":
-            depth += len(tok)
-            pos = m.end()
-        else:
-            if len(tok) >= depth:
+        kind = m.lastindex
+        if kind == 1:
+            depth += m.end() - m.start()
+        elif kind == 2:
+            run = m.end() - m.start()
+            if run >= depth:
                 return m.start() + depth
-            depth -= len(tok)
-            pos = m.end()
+            depth -= run
+        elif m.end() == pos:
+            raise _Cut("ends early" if pos >= n else "unterminated string at %d" % pos)
+        pos = m.end()

@@ -261,6 +261,10 @@ def _mention_scan(text, policy):
 _READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 _WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 CHECKED_TOOLS = _READ_TOOLS | _WRITE_TOOLS | {"Bash"}
+# The tool_input fields a check reads: a payload cut before one of them cannot be checked.
+DECISIVE_FIELDS = {"Bash": ("command",), "Read": ("file_path",), "Edit": ("file_path",),
+                   "MultiEdit": ("file_path",), "Write": ("file_path",), "NotebookEdit": ("notebook_path",),
+                   "Glob": ("path",), "Grep": ("path", "glob")}
 
 
 def unverifiable(tool_name, problem):

@@ -39,7 +39,7 @@ def main(argv=None):
         # Start-up in directories someone else may have prepared: each is ours
         # or we refuse, in one line, before writing anything.
         paths_mod.ensure_private_dir(paths.home)
-        run_fd = paths_mod.open_private_dir(paths.run_dir)
+        run_fd = paths_mod.open_private_subdir(paths.run_dir)
         try:
             fd = paths_mod.open_private_file(run_fd, os.path.basename(paths.lock), os.O_RDWR | os.O_CREAT)
         finally:

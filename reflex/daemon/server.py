@@ -101,7 +101,7 @@ class Server:
         # Every step goes through one verified descriptor of the run dir, so the
         # directory cannot be swapped for someone else's between the check and
         # the bind; a long path binds through that descriptor too (paths.py).
-        dir_fd = paths_mod.open_private_dir(self.paths.run_dir)
+        dir_fd = paths_mod.open_private_subdir(self.paths.run_dir)
         try:
             name = os.path.basename(self.paths.socket)
             tmp = "%s.%d.tmp" % (name, os.getpid())
@@ -135,7 +135,11 @@ class Server:
         try:
             return await asyncio.start_server(front.handle, "127.0.0.1", self.http_port, limit=wire.MAX_HEADER)
         except OSError as e:
-            self.log("http transport disabled: cannot bind 127.0.0.1:%d: %s" % (self.http_port, e))
+            from ..doctor import listening_uid
+            owner = listening_uid(self.http_port)
+            held = "; it is held by uid %d: another user would receive your hook payloads and token, " \
+                   "choose another port" % owner if owner is not None and owner != os.geteuid() else ""
+            self.log("http transport disabled: cannot bind 127.0.0.1:%d: %s%s" % (self.http_port, e, held))
             self.http_port = 0
             return None
 
