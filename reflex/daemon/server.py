@@ -50,6 +50,7 @@ class Server:
         self.socket_inode = None
         self.stopping = None
         self._transient_failures = {}
+        self._died_on = None
 
     # -- entry ----------------------------------------------------------------
     def run(self):
@@ -237,6 +238,7 @@ class Server:
             attempts = self._mark_in_progress(path)
             if attempts > SPOOL_CRASHES_MAX:
                 self._quarantine(path, "the daemon stopped %d times while ingesting this frame" % (attempts - 1))
+                self._mark_in_progress(None)
                 continue
             try:
                 reply = await asyncio.wait_for(self.dispatch(hdr, body), SPOOL_FRAME_TIMEOUT_S)
@@ -266,8 +268,18 @@ class Server:
         return count
 
     def _mark_in_progress(self, path):
-        """Record the frame being ingested (None: none) -> how many times it was started."""
+        """Record the frame being ingested (None: none) -> how many times it was started,
+        counting starts by earlier daemons that died before finishing it."""
         marker = os.path.join(self.paths.spool, spool.IN_PROGRESS)
+        if self._died_on is None:
+            # Read once: what the last daemon was doing when it stopped.
+            self._died_on = {}
+            try:
+                with open(marker) as f:
+                    name, _, n = f.read().strip().partition(" ")
+                self._died_on[name] = int(n)
+            except (OSError, ValueError):
+                pass
         if path is None:
             try:
                 os.unlink(marker)
@@ -275,14 +287,7 @@ class Server:
                 pass
             return 0
         name = os.path.basename(path)
-        attempts = 1
-        try:
-            with open(marker) as f:
-                prev_name, _, prev_n = f.read().strip().partition(" ")
-            if prev_name == name:
-                attempts = int(prev_n) + 1
-        except (OSError, ValueError):
-            pass
+        attempts = self._died_on.pop(name, 0) + 1
         try:
             config_mod.write_text_atomic(marker, "%s %d\n" % (name, attempts))
         except OSError:
