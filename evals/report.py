@@ -129,6 +129,28 @@ def safety_rows():
             row(5, "safety check, p99", t.get("p99_us"), "µs")]
 
 
+def invariance_rows():
+    d = _load("bench_invariance.json")
+    if not d:
+        return [row(16, "safety decision daemon-up vs daemon-down", None, note="not measured")]
+    out = [row(16, "safety decisions that differ daemon-up vs daemon-down", d["mismatches"], "payloads",
+               target="0 of 100,000", ok=d["mismatches"] == 0 and d["compared"] >= 100_000,
+               note="%d generated payloads compared (%d fell back, not compared), %d denied; problems: %s"
+               % (d["compared"], d["fallbacks"], d["denied"],
+                  ", ".join("%s %d" % kv for kv in sorted(d["payload_problems"].items()))))]
+    out.append(row(16, "hostile payload, daemon-up decision (median)", _get(d, "up.median_ms"), "ms",
+                   "the same calls sent plainly", _get(d, "baseline_up.median_ms")))
+    out.append(row(16, "hostile payload, shim's local decision (median)", _get(d, "down.median_ms"), "ms",
+                   "the same calls sent plainly", _get(d, "baseline_down.median_ms")))
+    patho = d.get("pathological") or {}
+    base = _get(patho, "plain 8 MiB string (baseline).median_ms")
+    for name, v in sorted(patho.items()):
+        if "baseline" not in name:
+            out.append(row(16, "shim's local decision at the 8 MiB cap: " + name, v["median_ms"], "ms",
+                           "plain 8 MiB string", base, note="decision: %s" % v["decision"]))
+    return out
+
+
 def digest_rows():
     d = _load("bench_digest.json")
     if not d:
@@ -215,7 +237,8 @@ def referee_rows():
                 r.get("target"), r.get("ok"), r.get("note", "")) for r in d.get("rows", [])]
 
 
-EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, digest_rows,
+EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, invariance_rows,
+              digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows]
 
 

@@ -98,18 +98,22 @@ def _is_private_runtime_dir(path):
 
 # -- sockets ----------------------------------------------------------------------
 
-def socket_address(sock_path):
-    """(address, dir_fd or None): the socket's full path, or its name through a
+def socket_address(sock_path, dir_fd=None):
+    """(address, opened fd or None): the socket's full path, or its name through a
     descriptor of its directory when the full path is too long for AF_UNIX.
 
-    The caller closes dir_fd (if any) after connect/bind.  Never a path in a
-    shared directory: that is what another user could take over."""
+    `dir_fd`, when the caller already holds the (verified) directory, is used
+    instead of opening it again.  The caller closes the returned fd (if any)
+    after connect/bind.  Never a path in a shared directory: that is what
+    another user could take over."""
     if len(sock_path) <= _SOCKET_PATH_LIMIT:
         return sock_path, None
     directory, name = os.path.split(sock_path)
     if not os.path.isdir(_PROC_FD):
         raise OSError("socket path %s is %d bytes, over the AF_UNIX limit; set CTX_HOME to a "
                       "shorter path" % (sock_path, len(sock_path)))
+    if dir_fd is not None:
+        return "%s/%d/%s" % (_PROC_FD, dir_fd, name), None
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     return "%s/%d/%s" % (_PROC_FD, fd, name), fd
 
@@ -132,8 +136,8 @@ def open_private_dir(path, create=True, dir_fd=None):
 
     Created 0700 (with missing parents) when absent; a directory we own with
     group/other bits gets them removed (0700), through the descriptor so no one
-    can swap it in between.  Raises UntrustedPath for anything owned by another
-    user (or not a directory), OSError for the rest.
+    can swap it in between.  Raises UntrustedPath for a directory owned by
+    another user, OSError for the rest (not a directory, no permission...).
     """
     if create:
         try:

@@ -24,7 +24,7 @@ Two readings of the same bytes:
 
 MAX_PAYLOAD = 8 * 1024 * 1024  # Bash PostToolUse carries up to 150k chars of output; 8 MiB is ample
 MAX_DEPTH = 64                 # Claude Code payloads nest a handful of levels; tool inputs a few more
-TOKEN_BUDGET = 100_000         # tokens the iterative parser reads before it stops (a cut, like truncation)
+TOKEN_BUDGET = 50_000          # tokens the iterative parser reads before it stops (a cut, like truncation)
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -76,13 +76,16 @@ def split_frame(data):
 
 
 def read_frame(path, limit):
-    """The bytes of a spooled frame, or raise ValueError saying why it cannot be one.
+    """The bytes of a spooled frame, or raise ValueError saying why it cannot be one
+    (FileNotFoundError when it is gone).
 
     Not following links and not blocking on a FIFO: a file that is not our
     regular file, or is larger than any frame a client writes, is refused
     without being read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise  # ingested (or quarantined) meanwhile: nothing to say about it
     except OSError as e:
         raise ValueError("cannot open: %s" % e.strerror) from None
     try:

@@ -113,7 +113,7 @@ class Server:
                 except OSError:
                     pass
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            address, addr_fd = paths_mod.socket_address(os.path.join(self.paths.run_dir, tmp))
+            address, addr_fd = paths_mod.socket_address(os.path.join(self.paths.run_dir, tmp), dir_fd)
             old = os.umask(0o177)
             try:
                 sock.bind(address)
