@@ -51,7 +51,7 @@ def main():
 
     def one(data, truncated):
         t0 = time.perf_counter()
-        down = outcome(local_decision.decide("claude", data, truncated)[0])
+        down = outcome(local_decision.decide("claude", data, truncated, hook.local_env(paths))[0])
         t1 = time.perf_counter()
         up = outcome(hook.deliver(paths, "claude", data, truncated)[0])
         t2 = time.perf_counter()

@@ -78,7 +78,7 @@ def deliver(paths, harness, data, truncated=False):
     in-process with exactly the code the shim runs).
     """
     uid = os.urandom(10).hex()
-    env = local_env()
+    env = local_env(paths)
     head = ('{"v":%d,"op":"hook","harness":"%s","uid":"%s","ts":%.6f,"pid":%d,"trunc":%s%s,"len":%d}\n'
             % (wire.PROTOCOL, harness, uid, time.time(), os.getpid(), "true" if truncated else "false",
                _env_fields(env), len(data))).encode()
@@ -111,10 +111,10 @@ def _is_session_start(data):
     return b'"hook_event_name":"SessionStart"' in head or b'"hook_event_name": "SessionStart"' in head
 
 
-def local_env():
+def local_env(paths):
     """The hook process's environment as the safety plane sees it (local_decision.hook_env)."""
     from .local_decision import hook_env
-    return hook_env()
+    return hook_env(config=paths.config)
 
 
 def _env_fields(env):

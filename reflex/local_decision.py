@@ -27,10 +27,15 @@ ENV_VALUE_MAX = 4096
 ENV_FIELDS = (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME"), ("tmpdir", "TMPDIR"))
 
 
-def hook_env(environ=None, cwd=None):
-    """The hook process's view of what decisions depend on: {pdir, home, tmpdir, pcwd}."""
+def hook_env(environ=None, cwd=None, config=None):
+    """The hook process's view of what decisions depend on: {pdir, home, tmpdir, pcwd, cfg}
+    (cfg: the config file whose safety_allow applies, as this process resolves it)."""
     env = os.environ if environ is None else environ
     out = {}
+    if config is None:
+        from . import paths
+        config = paths.resolve(env).config
+    out["cfg"] = config
     for key, name in ENV_FIELDS:
         value = env.get(name)
         if value:
@@ -46,7 +51,7 @@ def hook_env(environ=None, cwd=None):
 
 def env_from_header(hdr):
     """The hook_env a shim sent in its frame header (keys it did not send stay absent)."""
-    return {key: hdr[key] for key in ("pdir", "home", "tmpdir", "pcwd")
+    return {key: hdr[key] for key in ("pdir", "home", "tmpdir", "pcwd", "cfg")
             if isinstance(hdr.get(key), str) and hdr[key] and len(hdr[key]) <= ENV_VALUE_MAX}
 
 
@@ -105,7 +110,7 @@ def safety_denial(obj, env):
     policy = safety.SafetyPolicy(project_root=project.project_root(cwd, _project_env(env)) if cwd else None,
                                  home=env.get("home") or "",
                                  tmp_dirs=safety.tmp_dirs_for(env.get("tmpdir")),
-                                 allow=allow_list())
+                                 allow=allow_list(env.get("cfg")))
     return safety.check_tool(tool, tool_input, cwd, policy)
 
 
@@ -129,11 +134,12 @@ def _project_env(env):
 _allow_cache = {}
 
 
-def allow_list():
-    """The user's `safety_allow` patterns from ctx's config, read here for both the shim and
-    the daemon so their decisions stay identical (cached by the file's mtime)."""
+def allow_list(path=None):
+    """The user's `safety_allow` patterns from ctx's config at `path` (the hook's, which the
+    daemon is told), read here for both the shim and the daemon so their decisions stay
+    identical (cached by the file's mtime)."""
     from . import config, paths
-    path = paths.resolve().config
+    path = path or paths.resolve().config
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:

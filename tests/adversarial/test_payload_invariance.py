@@ -104,7 +104,7 @@ def up_and_down(module_daemon, monkeypatch):
 
     def compare(data, truncated=False):
         data, truncated = data[:payload_mod.MAX_PAYLOAD], truncated or len(data) > payload_mod.MAX_PAYLOAD
-        down = local_decision.decide("claude", data, truncated)[0]
+        down = local_decision.decide("claude", data, truncated, hook.local_env(paths))[0]
         before = fallbacks()
         up = hook.deliver(paths, "claude", data, truncated)[0]
         assert fallbacks() == before, "the daemon did not answer; see %s" % paths.log
@@ -150,3 +150,15 @@ def test_pathological_payloads_are_decided_not_crashed_on():
         assert not reading.complete, name
         out, err, tag = local_decision.decide("claude", data, truncated)
         assert tag == "deny" and outcome(out)[0] == "deny", (name, err)
+
+
+def test_the_daemon_decides_with_the_hooks_environment(up_and_down, monkeypatch, tmp_path):
+    """The daemon was started by another process, elsewhere: it must use the hook's TMPDIR
+    (and HOME, project dir, working directory, config), which the shim sends along."""
+    data = _call("Write", {"file_path": "/scratch-of-this-hook/out.txt", "content": "x"}, cwd=str(tmp_path))
+    monkeypatch.setenv("TMPDIR", "/scratch-of-this-hook")
+    up, down = up_and_down(data)
+    assert down == ("not deny",) and up == down
+    monkeypatch.delenv("TMPDIR")
+    up, down = up_and_down(data)
+    assert down[0] == "deny" and up == down   # the control: outside the root and no longer a temp dir
