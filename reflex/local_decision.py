@@ -7,7 +7,8 @@ delete is denied exactly as the daemon would deny it, because both call
 
 The verdict is a function of the tool call (tool_name, tool_input), its cwd,
 and the hook process's environment as captured by `hook_env` (project dir,
-HOME, TMPDIR, working directory), which the shim sends along to the daemon.
+HOME, TMPDIR, working directory, config file), which the shim sends along to
+the daemon: the daemon was started by another process, elsewhere.
 Nothing else in the payload counts: a missing session_id, a cwd that is a
 number, a NaN permission_mode, a 50,000-deep array or an undecodable byte in
 another field changes what the daemon records, never whether `cat .env` runs.

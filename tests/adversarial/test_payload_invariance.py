@@ -162,3 +162,24 @@ def test_the_daemon_decides_with_the_hooks_environment(up_and_down, monkeypatch,
     monkeypatch.delenv("TMPDIR")
     up, down = up_and_down(data)
     assert down[0] == "deny" and up == down   # the control: outside the root and no longer a temp dir
+
+
+def test_the_iterative_parser_reads_json_as_json_does():
+    """What the daemon records for a deep payload, and what the safety plane reads from a cut
+    one, comes from payload._parse: on whole JSON it must agree with json.loads (NaN aside,
+    which is unequal to itself), and on any prefix it must return, not raise."""
+    from hypothesis import strategies as st
+
+    values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                          | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4)
+                          | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=15)
+
+    @settings(max_examples=150, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(values, st.booleans(), st.integers(0, 10_000))
+    def check(value, indent, cut):
+        text = json.dumps(value, indent=2 if indent else None)
+        parsed, complete, open_keys, error = payload_mod._parse(text)
+        assert complete and error is None and parsed == json.loads(text)
+        payload_mod._parse(text[:cut % (len(text) + 1)])
+    check()
