@@ -94,16 +94,18 @@ def main():
         runs[name] = run_bench(name, args.quick)
         print("   %s (%ss)" % (runs[name]["status"], runs[name].get("seconds")), flush=True)
     from evals import report
+    previous = None
     if args.only:
-        # A partial run keeps the statuses of the benchmarks it did not re-run.
+        # A partial run keeps the statuses and rows of the benchmarks it did not re-run.
         try:
             with open(os.path.join(HERE, "report.json")) as f:
-                previous = json.load(f).get("runs", {})
-            runs = dict(previous, **runs)
+                previous = json.load(f)
+            runs = dict(previous.get("runs", {}), **runs)
         except (OSError, ValueError):
-            pass
+            previous = None
     doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full",
-                              "versions": versions(), "cpus": os.cpu_count()})
+                              "versions": versions(), "cpus": os.cpu_count()},
+                       previous=previous, only=names if args.only else ())
     with open(os.path.join(HERE, "report.json"), "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
