@@ -3,8 +3,8 @@
 Discovery is by socket path only: a refused or missing socket, a timeout or a
 bad reply all mean "not running", and the caller falls back.  Before a byte is
 sent, the process at the other end must be ours (SO_PEERCRED): a socket served
-by another user is an Impostor, never talked to (see paths.py on trust).  Starting the
-daemon is fire-and-forget under a spawn lock, so a burst of hooks starts one
+by another user is an Impostor, never talked to (see paths.py on trust).
+Starting the daemon is fire-and-forget under a spawn lock, so a burst of hooks starts one
 daemon and none of them waits for it (the daemon's own lock is the real
 single-instance guarantee; the spawn lock only avoids a thundering herd of
 interpreter starts).
