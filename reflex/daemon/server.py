@@ -31,7 +31,8 @@ from .ops import VERSION, Ops, error
 READ_TIMEOUT = 10.0
 SPOOL_SCAN_S = 1.0
 SPOOL_TRANSIENT_MAX = 5       # scans a frame may fail "transiently" before the next frame is tried
-SPOOL_CRASHES_MAX = 2         # daemon deaths while ingesting one frame before it is quarantined
+SPOOL_CRASHES_MAX = 3         # daemon deaths while ingesting one frame before it is quarantined
+                              # (more than one: a kill -9 can land on any frame, twice is chance)
 SPOOL_FRAME_TIMEOUT_S = 120.0
 RETENTION_EVERY_S = 600.0
 

@@ -14,6 +14,7 @@ import subprocess
 import time
 
 from reflex import doctor, spool, wire
+from reflex.daemon.server import SPOOL_CRASHES_MAX
 
 from ..conftest import ctx_cmd, ledger_rows, pre_bash
 
@@ -55,11 +56,11 @@ def _sparse(spool_dir, name):
         f.truncate(wire.MAX_HEADER + wire.MAX_BODY + 1)
 
 
-def _died_on_twice(spool_dir, name):
-    # The state a daemon leaves when it dies while ingesting a frame (the marker names it);
-    # twice, as a frame that crashes or hangs the daemon would leave it.
+def _died_on_repeatedly(spool_dir, name):
+    # The state a daemon leaves when it dies while ingesting a frame (the marker names it and
+    # counts the attempts), as many times as a frame that crashes or hangs the daemon would.
     _write(spool_dir, name, _hook("died0000aa", "echo crashes the daemon"))
-    _write(spool_dir, spool.IN_PROGRESS, ("%s 2\n" % name).encode())
+    _write(spool_dir, spool.IN_PROGRESS, ("%s %d\n" % (name, SPOOL_CRASHES_MAX)).encode())
 
 
 # name: (how to place it, None if it must be ingested / words its quarantine reason contains)
@@ -82,7 +83,7 @@ POISONS = {
     "a link where a frame should be": (_symlink, "unreadable"),
     "a FIFO where a frame should be": (_fifo, "not a regular file"),
     "a file larger than any frame": (_sparse, "larger than any frame"),
-    "a frame the daemon died on twice": (_died_on_twice, "stopped 2 times"),
+    "a frame the daemon died on, repeatedly": (_died_on_repeatedly, "stopped %d times" % SPOOL_CRASHES_MAX),
 }
 
 
