@@ -44,6 +44,13 @@ def run_checks(paths):
     return checks
 
 
+def _owner(path):
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
 def quarantine_check(paths):
     """Spooled events the daemon could not ingest: each with its reason (also in `ctx ledger verify`)."""
     bad = spool.quarantined(paths.spool)
@@ -139,8 +146,14 @@ def _hook_checks(paths):
                          "run `ctx install` (or `ctx install --scope project`)"))
         return out
     launcher = cfg.get("launcher") or launcher_mod.launcher_path(paths)
-    out.append(Check("launcher", os.access(launcher, os.X_OK), launcher,
-                     None if os.access(launcher, os.X_OK) else "re-run `ctx install` to rewrite it"))
+    owner = _owner(launcher)
+    if owner is not None and owner not in (os.geteuid(), 0):
+        # Claude Code runs it on every hook: another user's launcher runs their code as you.
+        out.append(Check("launcher", False, "%s belongs to uid %d, not to you" % (launcher, owner),
+                         "delete it and re-run `ctx install` to rewrite it"))
+    else:
+        out.append(Check("launcher", os.access(launcher, os.X_OK), launcher,
+                         None if os.access(launcher, os.X_OK) else "re-run `ctx install` to rewrite it"))
     for f in files:
         try:
             data, _ = inst.load_settings(f)

@@ -31,7 +31,8 @@ def launcher_path(paths):
 
 def write_launcher(paths, python=None):
     path = launcher_path(paths)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    from .paths import open_private_subdir
+    os.close(open_private_subdir(os.path.dirname(path)))  # every hook executes this file: ours only
     text = TEMPLATE.format(python=python or sys.executable, pkg_parent=package_parent())
     tmp = path + ".tmp"
     try:

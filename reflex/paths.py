@@ -137,8 +137,20 @@ def open_private_dir(path, create=True, dir_fd=None):
     Created 0700 (with missing parents) when absent; a directory we own with
     group/other bits gets them removed (0700), through the descriptor so no one
     can swap it in between.  Raises UntrustedPath for a directory owned by
-    another user, OSError for the rest (not a directory, no permission...).
+    another user, a link another user made, or a sticky (shared) directory;
+    OSError for the rest (not a directory, no permission...).
     """
+    try:
+        st = os.lstat(path, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    else:
+        # A link is followed only if we (or root) made it: one another user planted where
+        # our directory should be could point at a directory of ours we never meant.
+        if (st.st_mode & 0o170000) == 0o120000 and st.st_uid not in (os.geteuid(), 0):
+            raise UntrustedPath("ctx: refusing %s: it is a link made by uid %d, not by you (uid %d); "
+                                "remove it, or set CTX_HOME to a directory you own"
+                                % (path, st.st_uid, os.geteuid()))
     if create:
         try:
             os.mkdir(path, 0o700, dir_fd=dir_fd)
@@ -153,6 +165,11 @@ def open_private_dir(path, create=True, dir_fd=None):
         st = os.fstat(fd)
         if st.st_uid != os.geteuid():
             raise _foreign(path, st.st_uid)
+        if st.st_mode & 0o1000:
+            # Sticky: shared by design (/tmp itself, for root).  Tightening it would break
+            # everyone else's use of it; keeping state in it would share ours.
+            raise UntrustedPath("ctx: refusing %s: it is a directory shared with other users (sticky "
+                                "bit); set CTX_HOME to a directory of your own" % path)
         if st.st_mode & 0o077:
             os.fchmod(fd, 0o700)
     except BaseException:

@@ -41,6 +41,9 @@ class World:
         self.impostors = []
         self.cleanup = []
         self.home = None
+        self.untouched_dirs = []      # directories of ours ctx must not write into
+        self.modes_kept = {}          # path: mode ctx must not change
+        self.says = None              # words the one-line refusal must contain (default: the uid)
 
     def victim(self, name):
         path = os.path.join(self.base, "victim", name)
@@ -137,8 +140,35 @@ def loose_run_dir_with_planted_links(w):
     w.impostor_at(os.path.join(run, "ctxd.sock"))
 
 
+def ctx_home_a_link_of_other_user(w):
+    """CTX_HOME names a link the other user made, to a directory of ours (say, one that holds
+    keys): following it would make ctx write its socket, spool and ledger in there."""
+    ours = os.path.join(w.base, "victim", "keys")
+    os.mkdir(ours, 0o700)
+    w.untouched_dirs.append(ours)
+    w.home = os.path.join(w.base, "other", "ctxhome")
+    w.env["CTX_HOME"] = w.home
+    w.refuses = True
+    as_other(w.uid, os.symlink, ours, w.home)
+
+
+def ctx_home_a_shared_sticky_dir(w):
+    """CTX_HOME names a shared sticky directory (/tmp, say, which root owns): ctx must neither
+    keep its state there nor 'fix' its mode for everyone."""
+    shared = os.path.join(w.base, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    w.home = shared
+    w.env["CTX_HOME"] = shared
+    w.refuses = True
+    w.says = ("shared with other users", "CTX_HOME")
+    w.modes_kept[shared] = 0o1777
+    w.untouched_dirs.append(shared)
+
+
 WORLDS = {f.__name__: f for f in (tmp_fallback_taken, xdg_runtime_dir_shared, ctx_home_of_other_user,
-                                   run_dir_of_other_user, loose_run_dir_with_planted_links)}
+                                   run_dir_of_other_user, loose_run_dir_with_planted_links,
+                                   ctx_home_a_link_of_other_user, ctx_home_a_shared_sticky_dir)}
 
 
 # -- the scenario ---------------------------------------------------------------------------------
@@ -224,8 +254,9 @@ def test_another_user_cannot_answer_for_ctx_or_make_it_write(world, name):
     assert rc == 0
     answer = json.loads(out)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "updatedInput" not in answer, out
+    says = w.says or ("uid %d" % w.uid, "CTX_HOME")
     if w.refuses:
-        _one_line(err, "uid %d" % w.uid, "CTX_HOME", "local safety plane")
+        _one_line(err, *says, "local safety plane")
 
     # 2. the other clients (search shares get's client path; daemon status is the first thing
     #    `ctx daemon start` does in step 3)
@@ -241,10 +272,10 @@ def test_another_user_cannot_answer_for_ctx_or_make_it_write(world, name):
     p = subprocess.run(ctx_cmd() + ["daemon", "start"], env=env, capture_output=True, timeout=60)
     if w.refuses:
         assert p.returncode == 1
-        _one_line(p.stderr, "uid %d" % w.uid)
+        _one_line(p.stderr, *says)
         p = subprocess.run(ctx_cmd()[:1] + ["-m", "reflex.daemon", "run"], env=env, capture_output=True, timeout=60)
         assert p.returncode == 1
-        _one_line(p.stderr, "uid %d" % w.uid)
+        _one_line(p.stderr, *says)
     else:
         assert p.returncode == 0, p.stderr
         assert paths.run_dir == os.path.join(w.home, "run"), "never a directory another user can take"
@@ -260,6 +291,10 @@ def test_another_user_cannot_answer_for_ctx_or_make_it_write(world, name):
     for path in w.victims:
         with open(path, "rb") as f:
             assert f.read() == PRECIOUS, "%s was written through a planted link" % path
+    for d in w.untouched_dirs:
+        assert os.listdir(d) == [], "ctx wrote into %s: %s" % (d, os.listdir(d))
+    for path, mode in w.modes_kept.items():
+        assert os.stat(path).st_mode & 0o7777 == mode, "ctx changed the mode of %s" % path
     for d in w.foreign_dirs:
         for root, dirs, files in os.walk(d):
             for n in dirs + files:
