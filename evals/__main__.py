@@ -11,6 +11,8 @@ takes under 20 minutes on 2 cores.  Each benchmark's previous output is removed
 before it runs, every output and the report carry `code_tree` (evals/stamp.py),
 --only runs are marked partial and show nothing they did not measure, and any
 failed benchmark or missed target makes the command exit 1.
+The full run adds the invariance campaign (100,000 payloads through a real
+daemon: about an hour).
 """
 
 import argparse
@@ -35,6 +37,8 @@ BENCHES = {
     "run": ("bench_run.py", ["--runs", "3"], ["--runs", "30"], 300, "bench_run.json"),
     "signature": ("bench_signature.py", ["--rounds", "1"], [], 300, "bench_signature.json"),
     "safety": ("bench_safety.py", ["--rounds", "2", "--imports", "2"], [], 300, "bench_safety.json"),
+    "invariance": ("bench_invariance.py", ["--payloads", "300", "--pathological-rounds", "1"],
+                   ["--payloads", "100000"], 14400, "bench_invariance.json"),
     "digest": ("bench_digest.py", ["--quick"], [], 600, "bench_digest.json"),
     "worktree": ("bench_worktree.py", ["--files", "2000", "--edits", "5", "--queries", "2000", "--no-limit-run"], ["--no-limit-run"], 300,
                  "bench_worktree.json"),

@@ -139,6 +139,28 @@ def safety_rows():
             row(5, "safety check, p99", t.get("p99_us"), "µs")]
 
 
+def invariance_rows():
+    d = _load("bench_invariance.json")
+    if not d:
+        return [row(16, "safety decision daemon-up vs daemon-down", None, note="not measured")]
+    out = [row(16, "safety decisions that differ daemon-up vs daemon-down", d["mismatches"], "payloads",
+               target="0 of 100,000", ok=d["mismatches"] == 0 and d["compared"] >= 100_000,
+               note="%d generated payloads compared (%d fell back, not compared), %d denied; problems: %s"
+               % (d["compared"], d["fallbacks"], d["denied"],
+                  ", ".join("%s %d" % kv for kv in sorted(d["payload_problems"].items()))))]
+    out.append(row(16, "hostile payload, daemon-up decision (median)", _get(d, "up.median_ms"), "ms",
+                   "the same calls sent plainly", _get(d, "baseline_up.median_ms")))
+    out.append(row(16, "hostile payload, shim's local decision (median)", _get(d, "down.median_ms"), "ms",
+                   "the same calls sent plainly", _get(d, "baseline_down.median_ms")))
+    patho = d.get("pathological") or {}
+    base = _get(patho, "plain 8 MiB string (baseline).median_ms")
+    for name, v in sorted(patho.items()):
+        if "baseline" not in name:
+            out.append(row(16, "shim's local decision at the 8 MiB cap: " + name, v["median_ms"], "ms",
+                           "plain 8 MiB string", base, note="decision: %s" % v["decision"]))
+    return out
+
+
 def digest_rows():
     d = _load("bench_digest.json")
     if not d:
@@ -274,7 +296,7 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
-EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, digest_rows,
+EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
               ledger_guard_rows]
 
@@ -284,10 +306,20 @@ def build(runs, meta, fresh_files=None):
     _FRESH.update(files=set(fresh_files) if fresh_files is not None else None, code_tree=meta.get("code_tree"))
     rows = []
     for ex in EXTRACTORS:
+        bench = ex.__name__[:-len("_rows")]
+        if only and previous is not None and bench not in only:
+            continue
         try:
-            rows.extend(ex())
+            new = ex()
         except Exception as e:  # a malformed bench JSON is one row, not a lost report
-            rows.append(row(0, ex.__name__, None, note="extractor failed: %r" % e))
+            new = [row(0, ex.__name__, None, note="extractor failed: %r" % e)]
+        for r in new:
+            r["bench"] = bench
+        rows.extend(new)
+    if only and previous is not None:
+        rows = [r for r in previous.get("rows", []) if r.get("bench") not in only] + rows
+        meta = dict(meta, partial={"rerun": sorted(only), "previous_date": _get(previous, "meta.date"),
+                                   "previous_mode": _get(previous, "meta.mode")})
     return {"meta": meta, "runs": {k: {kk: vv for kk, vv in v.items() if kk != "stdout_tail"} for k, v in runs.items()},
             "rows": rows}
 
@@ -323,8 +355,13 @@ def markdown(doc):
              "Machine: %s CPUs, %s. Versions: %s." % (
                  m.get("cpus"), m["versions"].get("platform"),
                  ", ".join("%s %s" % (k, v) for k, v in sorted(m["versions"].items()) if k != "platform" and v)),
-             "", "| issue | figure | value | baseline | ratio | target | met | note |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             ]
+    if m.get("partial"):
+        p = m["partial"]
+        lines += ["", "Partial run: the rows of %s come from this run; the others from the report of %s (%s run)."
+                  % (", ".join(p["rerun"]), p.get("previous_date"), p.get("previous_mode"))]
+    lines += ["", "| issue | figure | value | baseline | ratio | target | met | note |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in doc["rows"]:
         base = "%s: %s" % (r["baseline"], _fmt(r["baseline_value"])) if r["baseline"] else "—"
         lines.append("| %s | %s | %s %s | %s | %s | %s | %s | %s |" % (

@@ -56,7 +56,12 @@ def cli():
 
 
 def main(argv=None):
+    from reflex.paths import UntrustedPath
     try:
         cli.main(args=argv, prog_name="ctx", standalone_mode=True)
+    except UntrustedPath as e:
+        # Another user's directory or file where ctx keeps its state: one line, no traceback.
+        click.echo(str(e), err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -1,8 +1,10 @@
 """Talking to the daemon from short-lived processes (hook shim, ctx run/get).
 
 Discovery is by socket path only: a refused or missing socket, a timeout or a
-bad reply all mean "not running", and the caller falls back.  Starting the
-daemon is fire-and-forget under a spawn lock, so a burst of hooks starts one
+bad reply all mean "not running", and the caller falls back.  Before a byte is
+sent, the process at the other end must be ours (SO_PEERCRED): a socket served
+by another user is an Impostor, never talked to (see paths.py on trust).
+Starting the daemon is fire-and-forget under a spawn lock, so a burst of hooks starts one
 daemon and none of them waits for it (the daemon's own lock is the real
 single-instance guarantee; the spawn lock only avoids a thundering herd of
 interpreter starts).
@@ -17,11 +19,43 @@ import time
 
 import _socket
 
-from . import wire
+from . import paths as paths_mod, wire
 
 
 class Unavailable(Exception):
     """The daemon could not answer in time; the caller must fail open."""
+
+
+class Impostor(Unavailable):
+    """The daemon's socket or directory belongs to another user: nothing was sent to it;
+    str() is the one-line message for the user."""
+
+
+def connect(sock, paths):
+    """Connect `sock` to the daemon's socket and verify the server is ours.
+
+    Raises OSError when nothing listens, Impostor when someone else does."""
+    address, dir_fd = paths_mod.socket_address(paths.socket)
+    try:
+        sock.connect(address)
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    uid = _peer_uid(sock)
+    if uid is not None and uid != os.geteuid():
+        raise Impostor("ctx: the socket %s is served by uid %d, not by you (uid %d); nothing was sent "
+                       "to it. Remove %s (or set CTX_HOME to a directory you own)"
+                       % (paths.socket, uid, os.geteuid(), paths.run_dir))
+
+
+def _peer_uid(sock):
+    # struct ucred {pid_t pid; uid_t uid; gid_t gid;}: the credentials the server
+    # had when it called listen(), which no other user can forge.
+    opt = getattr(_socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    creds = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)
+    return int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def request(paths, header_bytes, body=b"", *, connect_timeout=0.05, reply_timeout=1.0,
@@ -36,7 +70,7 @@ def request(paths, header_bytes, body=b"", *, connect_timeout=0.05, reply_timeou
     try:
         s.settimeout(connect_timeout)
         try:
-            s.connect(paths.socket)
+            connect(s, paths)
         except OSError as e:
             raise Unavailable("connect: %s" % e) from None
         s.settimeout(reply_timeout)
@@ -108,9 +142,14 @@ def with_daemon(paths, call, wait_s):
     while True:
         try:
             return call()
+        except Impostor:
+            raise  # starting our daemon cannot help: its directory is not ours
         except Unavailable:
             if not spawned:
-                spawn_daemon(paths)
+                try:
+                    spawn_daemon(paths)
+                except paths_mod.UntrustedPath as e:
+                    raise Impostor(str(e)) from None
                 spawned = True
             if time.monotonic() > deadline:
                 raise
@@ -121,13 +160,24 @@ def spawn_daemon(paths, python=None):
     """Start the daemon in the background unless another client just did.
 
     Never waits for it to come up.  Returns True when a start was attempted.
+    Raises UntrustedPath when the run dir belongs to someone else (the caller
+    tells the user); other OSErrors mean "could not try".
     """
     try:
-        os.makedirs(paths.run_dir, mode=0o700, exist_ok=True)
-        import fcntl
-        fd = os.open(paths.spawn_lock, os.O_RDWR | os.O_CREAT, 0o600)
+        dir_fd = paths_mod.open_private_subdir(paths.run_dir)
+    except paths_mod.UntrustedPath:
+        raise
     except OSError:
         return False
+    try:
+        import fcntl
+        fd = paths_mod.open_private_file(dir_fd, os.path.basename(paths.spawn_lock), os.O_RDWR | os.O_CREAT)
+    except paths_mod.UntrustedPath:
+        raise
+    except OSError:
+        return False
+    finally:
+        os.close(dir_fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -36,25 +36,53 @@ DEFAULTS = {
 
 
 def load(path):
+    """The config at `path` over the defaults.  A file that is not ours (or is
+    writable by anyone) is ignored: it names the launcher every rewrite runs and
+    the paths the safety plane allows, so only its owner may decide them."""
+    from .paths import read_private_file
     cfg = dict(DEFAULTS)
+    raw = read_private_file(path)
+    if raw is None:
+        return cfg
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(raw.decode("utf-8"))
         if isinstance(data, dict):
             cfg.update({k: v for k, v in data.items() if k in DEFAULTS})
-    except (OSError, ValueError):
+    except ValueError:
         pass
     return cfg
+
+
+def trusted(path):
+    """False when `path` exists but load() ignores it (another user's, or world-writable)."""
+    from .paths import read_private_file
+    return not os.path.lexists(path) or read_private_file(path) is not None
 
 
 def save(path, cfg):
     write_json_atomic(path, {k: cfg[k] for k in DEFAULTS if k in cfg})
 
 
+def write_text_atomic(path, text, mode=0o600):
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def write_json_atomic(path, obj, mode=0o600):
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     tmp = "%s.%d.tmp" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.unlink(tmp)  # a leftover (or a planted link): never written through
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -33,23 +33,26 @@ def status(paths):
         hdr, _ = client.request_json(paths, "status", connect_timeout=0.2, reply_timeout=2)
     except client.Unavailable as e:
         info["reason"] = str(e)
-        try:
-            with open(paths.status) as f:
-                stale = json.load(f)
+        stale = _read_status(paths)
+        if stale is not None:
             info["stale_status"] = stale
-        except (OSError, ValueError):
-            pass
         return info
     if not hdr.get("ok"):
         info["reason"] = "handshake refused: %s" % hdr.get("detail")
         return info
     info.update(running=True, **{k: v for k, v in hdr.items() if k not in ("ok", "v", "out", "len")})
-    try:
-        with open(paths.status) as f:
-            info["http_port"] = json.load(f).get("http_port", 0)
-    except (OSError, ValueError):
-        pass
+    info["http_port"] = (_read_status(paths) or {}).get("http_port", 0)
     return info
+
+
+def _read_status(paths):
+    """The status file's content if it is ours, else None (another user's is not believed)."""
+    data = paths_mod.read_private_file(paths.status)
+    try:
+        parsed = json.loads(data) if data else None
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def start(paths, *, wait=10.0, foreground=False):
@@ -58,11 +61,19 @@ def start(paths, *, wait=10.0, foreground=False):
         return daemon_main(["run"])
     if status(paths)["running"]:
         return status(paths)
-    paths_mod.ensure_private_dir(paths.run_dir)
-    os.makedirs(os.path.dirname(paths.log), mode=0o700, exist_ok=True)
-    with open(paths.log, "a") as log:
+    paths_mod.ensure_private_dir(paths.home)
+    os.close(paths_mod.open_private_subdir(paths.run_dir))
+    dir_fd = paths_mod.open_private_subdir(os.path.dirname(paths.log))
+    try:
+        log_fd = paths_mod.open_private_file(dir_fd, os.path.basename(paths.log),
+                                             os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    finally:
+        os.close(dir_fd)
+    try:
         subprocess.Popen([sys.executable, "-m", "reflex.daemon", "run", "--detached"],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+                         stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True)
+    finally:
+        os.close(log_fd)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         st = status(paths)

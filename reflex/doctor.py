@@ -40,6 +40,13 @@ def run_checks(paths):
     checks.append(Check("spool", backlog == 0 or st["running"],
                         "%d event(s) waiting in %s" % (backlog, paths.spool),
                         None if backlog == 0 else "start the daemon; it ingests the spool on start"))
+    checks.append(quarantine_check(paths))
+    if not config_mod.trusted(paths.config):
+        checks.append(Check("config", False, "%s is not yours or is writable by others; it is ignored"
+                            % paths.config, "check its content, then `chown $USER` and `chmod 600` it"))
+    port = st.get("http_port") or config_mod.load(paths.config).get("http_port")
+    if port:
+        checks.append(_http_port_check(int(port)))
     return checks
 
 
@@ -54,6 +61,57 @@ def _alive(pid):
     except PermissionError:
         return True
     return True
+
+
+def _owner(path):
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
+def quarantine_check(paths):
+    """Spooled events the daemon could not ingest: each with its reason (also in `ctx ledger verify`)."""
+    bad = spool.quarantined(paths.spool)
+    if not bad:
+        return Check("quarantine", True, "no spooled event was quarantined")
+    shown = "; ".join("%s: %s" % (os.path.basename(p), why) for p, why in bad[:3])
+    more = " (and %d more)" % (len(bad) - 3) if len(bad) > 3 else ""
+    return Check("quarantine", False, "%d spooled event(s) could not be ingested and are not in the ledger: "
+                 "%s%s" % (len(bad), shown, more),
+                 "inspect them in %s (each .why says why); move one back into %s to retry it, or "
+                 "delete it" % (os.path.join(paths.spool, spool.QUARANTINE), paths.spool))
+
+
+def _http_port_check(port):
+    """Who listens on the HTTP transport's port: a listener of another user receives every
+    hook payload and the token, and can answer for ctx (Claude Code cannot tell)."""
+    owner = listening_uid(port)
+    if owner is None:
+        return Check("http port", True, "127.0.0.1:%d has no listener (the daemon binds it on start)" % port)
+    if owner == os.geteuid():
+        return Check("http port", True, "127.0.0.1:%d is served by you (uid %d)" % (port, owner))
+    return Check("http port", False, "127.0.0.1:%d is held by uid %d, not by you: it receives your hook "
+                 "payloads and token" % (port, owner),
+                 "choose another port (`ctx install --transport http --port N`) or use the command "
+                 "transport (`ctx install`), then rotate the token by deleting its file")
+
+
+def listening_uid(port):
+    """uid of the process listening on TCP `port` on loopback/any address, or None (Linux /proc)."""
+    want = ":%04X" % port
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    parts = line.split()
+                    # local_address, rem_address, st (0A = LISTEN), ..., uid
+                    if len(parts) > 7 and parts[1].endswith(want) and parts[3] == "0A":
+                        return int(parts[7])
+        except OSError:
+            continue
+    return None
 
 
 def _perm_check(name, path, want, want_dir=False):
@@ -107,8 +165,14 @@ def _hook_checks(paths):
                          "run `ctx install` (or `ctx install --scope project`)"))
         return out
     launcher = cfg.get("launcher") or launcher_mod.launcher_path(paths)
-    out.append(Check("launcher", os.access(launcher, os.X_OK), launcher,
-                     None if os.access(launcher, os.X_OK) else "re-run `ctx install` to rewrite it"))
+    owner = _owner(launcher)
+    if owner is not None and owner not in (os.geteuid(), 0):
+        # Claude Code runs it on every hook: another user's launcher runs their code as you.
+        out.append(Check("launcher", False, "%s belongs to uid %d, not to you" % (launcher, owner),
+                         "delete it and re-run `ctx install` to rewrite it"))
+    else:
+        out.append(Check("launcher", os.access(launcher, os.X_OK), launcher,
+                         None if os.access(launcher, os.X_OK) else "re-run `ctx install` to rewrite it"))
     for f in files:
         try:
             data, _ = inst.load_settings(f)

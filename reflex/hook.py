@@ -78,15 +78,16 @@ def deliver(paths, harness, data, truncated=False):
     in-process with exactly the code the shim runs).
     """
     uid = os.urandom(10).hex()
+    env = local_env(paths)
     head = ('{"v":%d,"op":"hook","harness":"%s","uid":"%s","ts":%.6f,"pid":%d,"trunc":%s%s,"len":%d}\n'
             % (wire.PROTOCOL, harness, uid, time.time(), os.getpid(), "true" if truncated else "false",
-               _env_fields(), len(data))).encode()
+               _env_fields(env) + _harness_fields(), len(data))).encode()
     try:
         reply, body = client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
                                      reply_timeout=REPLY_TIMEOUT)
     except client.Unavailable as e:
-        if not _is_session_start(data):
-            return _fallback(paths, harness, head, data, truncated, uid, str(e))
+        if not _is_session_start(data) or isinstance(e, client.Impostor):
+            return _fallback(paths, harness, head, data, truncated, uid, e, env)
         # Once per session it is worth waiting for a cold daemon (~1 s to
         # import its stack): every tool call after this one then meets a
         # warm daemon instead of falling back.
@@ -95,9 +96,9 @@ def deliver(paths, harness, data, truncated=False):
                 paths, lambda: client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
                                               reply_timeout=REPLY_TIMEOUT), SESSION_START_WAIT)
         except client.Unavailable as e2:
-            return _fallback(paths, harness, head, data, truncated, uid, str(e2))
+            return _fallback(paths, harness, head, data, truncated, uid, e2, env)
     if not wire.header_true(reply, "ok"):
-        return _fallback(paths, harness, head, data, truncated, uid, "daemon refused: %s" % reply[:200])
+        return _fallback(paths, harness, head, data, truncated, uid, "daemon refused: %s" % reply[:200], env)
     n_out = wire.header_int(reply, "out", 0) or 0
     return body[:n_out], body[n_out:]
 
@@ -110,18 +111,29 @@ def _is_session_start(data):
     return b'"hook_event_name":"SessionStart"' in head or b'"hook_event_name": "SessionStart"' in head
 
 
-def _env_fields():
-    """The hook's own view of the environment that decisions depend on.
+def local_env(paths):
+    """The hook process's environment as the safety plane sees it (local_decision.hook_env)."""
+    from .local_decision import hook_env
+    return hook_env(config=paths.config)
 
-    The daemon was started by some earlier process with another environment;
-    passing these makes its decisions (safety above all) identical to what the
-    shim would decide locally.  Encoded by wire.json_str because json costs ~5 ms to import.
+
+def _env_fields(env):
+    """The hook's own view of the environment that decisions depend on, as header fields.
+
+    The daemon was started by some earlier process with another environment
+    and working directory; passing these makes its decisions (safety above all)
+    identical to what the shim decides locally from the same dict.  Encoded by
+    wire.json_str because json costs ~5 ms to import.
     """
+    return "".join(',"%s":%s' % (key, wire.json_str(value)) for key, value in sorted(env.items()))
+
+
+def _harness_fields():
+    """Where the harness's permissions come from (its pid, whose command line holds the session's
+    --allowedTools, and its settings directory), so a rewrite never changes whether a command runs.
+    Kept apart from _env_fields: the safety plane's decision must not depend on them."""
     parts = []
-    # CLAUDE_PID / CLAUDE_CONFIG_DIR: where the harness's permissions come from (its command
-    # line and its settings directory), so a rewrite never changes whether a command runs.
-    for key, name in (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME"), ("cpid", "CLAUDE_PID"),
-                      ("ccfg", "CLAUDE_CONFIG_DIR")):
+    for key, name in (("cpid", "CLAUDE_PID"), ("ccfg", "CLAUDE_CONFIG_DIR")):
         value = os.environ.get(name)
         if value and len(value) < 4096:
             parts.append(',"%s":%s' % (key, wire.json_str(value)))
@@ -143,34 +155,38 @@ def _emit(out, err):
             pass
 
 
-def _fallback(paths, harness, head, data, truncated, uid, why):
+def _fallback(paths, harness, head, data, truncated, uid, why, env):
     """Daemon unreachable: decide locally (safety only), spool, start the daemon."""
     from . import spool
     try:
         from . import local_decision
-        answer, err, local = local_decision.decide(harness, data, truncated)
+        answer, err, local = local_decision.decide(harness, data, truncated, env)
     except Exception as e:  # a broken safety module must not lose the event
         answer, err, local = b"", ("ctx hook: local decision failed: %r\n" % (e,)).encode(), "error"
+    # One line for the user when the reason is another user's directory or
+    # socket: what is wrong, what to do, and that safety still applied.
+    notice = str(why) if isinstance(why, client.Impostor) else None
     # The spooled header records what the shim decided, so the ledger shows
     # what actually happened to this call rather than what the daemon would
     # have said.
     head = head[:-2] + (',"spooled":true,"local":"%s"}\n' % local).encode()
     try:
         spool.write(paths.spool, uid, head + data)
+    except paths_mod.UntrustedPath as e:
+        notice = notice or str(e)
     except OSError as e:
         err = (err or b"") + ("ctx: could not spool event (%s); it is lost\n" % e).encode()
     try:
         client.spawn_daemon(paths)
+    except paths_mod.UntrustedPath as e:
+        notice = notice or str(e)
     except OSError:
         pass
+    if notice:
+        err = (err or b"") + ("%s (this call was checked by ctx's local safety plane)\n" % notice).encode()
     _log(paths, "hook fallback (%s): %s" % (harness, why))
     return answer, err
 
 
 def _log(paths, line):
-    try:
-        os.makedirs(os.path.dirname(paths.log), mode=0o700, exist_ok=True)
-        with open(paths.log, "a") as f:
-            f.write("%s shim[%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), line))
-    except OSError:
-        pass
+    paths_mod.append_log(paths.log, "%s shim[%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), line))

@@ -159,7 +159,11 @@ def write_settings(path, data, original_text):
         shutil.copy2(path, backup)
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o600
     tmp = "%s.ctx-tmp-%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.unlink(tmp)  # a leftover (or a planted link): never written through
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
@@ -168,16 +172,19 @@ def write_settings(path, data, original_text):
 
 
 def ensure_token(paths):
-    try:
-        with open(paths.http_token) as f:
-            tok = f.read().strip()
-            if tok:
-                return tok
-    except OSError:
-        pass
+    # Only a token file of ours is reused: one another user wrote is a token they know.
+    from .paths import ensure_private_dir, read_private_file
+    existing = read_private_file(paths.http_token, 4096)
+    tok = existing.decode("utf-8", "replace").strip() if existing else ""
+    if tok:
+        return tok
     tok = secrets.token_urlsafe(24)
-    os.makedirs(paths.home, mode=0o700, exist_ok=True)
-    fd = os.open(paths.http_token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    ensure_private_dir(paths.home)
+    try:
+        os.unlink(paths.http_token)
+    except FileNotFoundError:
+        pass
+    fd = os.open(paths.http_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(tok + "\n")
     return tok

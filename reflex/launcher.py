@@ -31,10 +31,16 @@ def launcher_path(paths):
 
 def write_launcher(paths, python=None):
     path = launcher_path(paths)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    from .paths import open_private_subdir
+    os.close(open_private_subdir(os.path.dirname(path)))  # every hook executes this file: ours only
     text = TEMPLATE.format(python=python or sys.executable, pkg_parent=package_parent())
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    try:
+        os.unlink(tmp)  # never write through a leftover or planted link: this file is executed
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o700)
+    with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(tmp, 0o700)
     os.replace(tmp, path)

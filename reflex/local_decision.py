@@ -1,53 +1,146 @@
-"""What the shim answers when the daemon cannot: the safety plane only.
+"""The safety plane's verdict on a hook payload, for the shim and the daemon alike.
 
 The evidence plane (rewrites, digests, reflexes) needs the daemon and simply
-stands aside; a secret read or an out-of-root delete is denied exactly as the
-daemon would deny it, because both go through reflex.safety and
-reflex.claude_answers.  stdlib-only.
+stands aside when the shim answers alone; a secret read or an out-of-root
+delete is denied exactly as the daemon would deny it, because both call
+`verdict` here on the same bytes with the same environment.
+
+The verdict is a function of the tool call (tool_name, tool_input), its cwd,
+and the hook process's environment as captured by `hook_env` (project dir,
+HOME, TMPDIR, working directory, config file), which the shim sends along to
+the daemon: the daemon was started by another process, elsewhere.
+Nothing else in the payload counts: a missing session_id, a cwd that is a
+number, a NaN permission_mode, a 50,000-deep array or an undecodable byte in
+another field changes what the daemon records, never whether `cat .env` runs.
+A payload that cannot be read far enough to see the tool call it describes
+(cut by the size cap or the parser's budget inside tool_input) is denied as
+unverifiable rather than let through.
+
+stdlib-only.
 """
 
 import os
 
-from . import claude_answers, payload
+from . import payload
+
+# Longer environment values are dropped (on both sides: they bound the frame header).
+ENV_VALUE_MAX = 4096
+ENV_FIELDS = (("pdir", "CLAUDE_PROJECT_DIR"), ("home", "HOME"), ("tmpdir", "TMPDIR"))
 
 
-def decide(harness, data, truncated):
-    """-> (stdout bytes, stderr bytes, local decision tag)."""
-    try:
-        obj = payload.decode(data, truncated)
-    except payload.Malformed as e:
-        return b"", ("ctx hook: ignored malformed payload: %s\n" % e).encode(), "malformed"
-    if harness != "claude" or obj.get("hook_event_name") != "PreToolUse":
-        return b"", b"", "none"
-    denial = safety_denial(obj)
-    if denial is None:
-        return b"", b"", "none"
-    return claude_answers.dumps(claude_answers.deny(denial.reason)).encode(), b"", "deny"
-
-
-def safety_denial(obj, environ=None):
-    """The safety plane's verdict for a PreToolUse payload (shared with the daemon)."""
-    from . import project, safety
+def hook_env(environ=None, cwd=None, config=None):
+    """The hook process's view of what decisions depend on: {pdir, home, tmpdir, pcwd, cfg}
+    (cfg: the config file whose safety_allow applies, as this process resolves it)."""
     env = os.environ if environ is None else environ
-    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else os.getcwd()
+    out = {}
+    if config is None:
+        from . import paths
+        config = paths.resolve(env).config
+    out["cfg"] = config
+    for key, name in ENV_FIELDS:
+        value = env.get(name)
+        if value:
+            out[key] = value
+    if "home" not in out:
+        out["home"] = os.path.expanduser("~")
+    try:
+        out["pcwd"] = cwd if cwd is not None else os.getcwd()
+    except OSError:  # the working directory was removed
+        pass
+    return {k: v for k, v in out.items() if isinstance(v, str) and v and len(v) <= ENV_VALUE_MAX}
+
+
+def env_from_header(hdr):
+    """The hook_env a shim sent in its frame header (keys it did not send stay absent)."""
+    return {key: hdr[key] for key in ("pdir", "home", "tmpdir", "pcwd", "cfg")
+            if isinstance(hdr.get(key), str) and hdr[key] and len(hdr[key]) <= ENV_VALUE_MAX}
+
+
+def decide(harness, data, truncated, env=None):
+    """The shim's answer when the daemon cannot give one -> (stdout, stderr, local decision tag)."""
+    reading = payload.read(data, truncated)
+    denial = verdict(harness, reading, hook_env() if env is None else env)
+    if denial is not None:
+        from . import claude_answers  # lazily: hook_env is on the shim's fast path, json is not
+        return claude_answers.dumps(claude_answers.deny(denial.reason)).encode(), b"", "deny"
+    if reading.problem is not None:
+        return b"", ("ctx hook: ignored malformed payload: %s\n" % reading.problem).encode(), "malformed"
+    return b"", b"", "none"
+
+
+def verdict(harness, reading, env):
+    """The safety plane's Denial for a payload (a payload.Reading), or None.  Never raises."""
+    try:
+        return _verdict(harness, reading, env)
+    except Exception:  # noqa: BLE001 - a broken rule must not take the hook down
+        return None
+
+
+def _verdict(harness, reading, env):
+    obj = reading.obj
+    if harness != "claude" or obj is None or obj.get("hook_event_name") != "PreToolUse":
+        return None
+    denial = safety_denial(obj, env)
+    if denial is not None or reading.complete:
+        return denial
+    from . import safety
+    tool = obj.get("tool_name")
+    tool_input = obj.get("tool_input")
+    if isinstance(tool, str) and tool not in safety.CHECKED_TOOLS:
+        return None
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        unseen = True
+    else:
+        # A tool input cut short may still hold what the check reads (a Write's file_path
+        # comes before its content); only a field the cut may have swallowed is unseen.
+        unseen = reading.open_keys[:1] == ("tool_input",) and any(
+            k not in tool_input for k in safety.DECISIVE_FIELDS.get(tool, ()))
+    if unseen:
+        return safety.unverifiable(tool if isinstance(tool, str) else None, reading.problem.code)
+    return None
+
+
+def safety_denial(obj, env):
+    """The safety plane's verdict for a decoded PreToolUse payload under hook_env `env`."""
+    from . import project, safety
     tool = obj.get("tool_name")
     tool_input = obj.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return None
-    policy = safety.SafetyPolicy(project_root=project.project_root(cwd, env),
-                                 home=env.get("HOME") or os.path.expanduser("~"),
-                                 allow=allow_list())
+    cwd = call_cwd(obj, env)
+    policy = safety.SafetyPolicy(project_root=project.project_root(cwd, _project_env(env)) if cwd else None,
+                                 home=env.get("home") or "",
+                                 tmp_dirs=safety.tmp_dirs_for(env.get("tmpdir")),
+                                 allow=allow_list(env.get("cfg")))
     return safety.check_tool(tool, tool_input, cwd, policy)
+
+
+def call_cwd(obj, env):
+    """The call's working directory: the payload's when it names one, else the hook process's.
+
+    Never this process's own cwd: the daemon runs somewhere else entirely."""
+    cwd = obj.get("cwd")
+    base = env.get("pcwd")
+    if isinstance(cwd, str) and cwd:
+        if cwd.startswith("/"):
+            return cwd
+        return os.path.join(base, cwd) if base else None
+    return base
+
+
+def _project_env(env):
+    return {"CLAUDE_PROJECT_DIR": env["pdir"]} if env.get("pdir") else {}
 
 
 _allow_cache = {}
 
 
-def allow_list():
-    """The user's `safety_allow` patterns from ctx's config, read here for both the shim and
-    the daemon so their decisions stay identical (cached by the file's mtime)."""
+def allow_list(path=None):
+    """The user's `safety_allow` patterns from ctx's config at `path` (the hook's, which the
+    daemon is told), read here for both the shim and the daemon so their decisions stay
+    identical (cached by the file's mtime)."""
     from . import config, paths
-    path = paths.resolve().config
+    path = path or paths.resolve().config
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:

@@ -50,14 +50,18 @@ def main(argv):
     paths = paths_mod.resolve()
     uid = os.urandom(10).hex()
     try:
-        os.makedirs(paths.captures, mode=0o700, exist_ok=True)
-        # A full disk would let us create the capture and then silently swallow the
-        # command's output (its writes fail with ENOSPC): check first, run uncaptured.
-        st = os.statvfs(paths.captures)
-        if st.f_bavail * st.f_frsize < CAPTURE_MIN_FREE:
-            raise OSError(28, "only %d bytes free under %s" % (st.f_bavail * st.f_frsize, paths.captures))
-        capture = os.path.join(paths.captures, uid + ".out")
-        cfd = os.open(capture, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        # The capture holds the command's output: only in a directory verified to be ours.
+        cap_dir = paths_mod.open_private_subdir(paths.captures)
+        try:
+            # A full disk would let us create the capture and then silently swallow the
+            # command's output (its writes fail with ENOSPC): check first, run uncaptured.
+            st = os.fstatvfs(cap_dir)
+            if st.f_bavail * st.f_frsize < CAPTURE_MIN_FREE:
+                raise OSError(28, "only %d bytes free under %s" % (st.f_bavail * st.f_frsize, paths.captures))
+            capture = os.path.join(paths.captures, uid + ".out")
+            cfd = os.open(uid + ".out", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=cap_dir)
+        finally:
+            os.close(cap_dir)
     except OSError as e:
         # Cannot capture (disk full, read-only home): run the command plainly.
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
@@ -89,8 +93,10 @@ def main(argv):
     try:
         reply, out = client.request(paths, head, body, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
         ok = wire.header_true(reply, "ok")
-    except client.Unavailable:
+    except client.Unavailable as e:
         ok = False
+        if isinstance(e, client.Impostor):
+            sys.stderr.write("%s\n" % e)
     if ok:
         n_out = wire.header_int(reply, "out", 0) or 0
         if wire.header_true(reply, "print_raw"):
@@ -138,7 +144,7 @@ def _announce(paths, uid, capture):
 def _slice(slicer, cfd, view_path):
     """Run the slicer over the captured output; -> (its output, its exit code)."""
     os.lseek(cfd, 0, os.SEEK_SET)
-    vfd = os.open(view_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    vfd = os.open(view_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.unlink(view_path)  # anonymous from here on; closed below
         sh = _shell()

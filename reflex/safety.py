@@ -68,12 +68,17 @@ from reflex.safety_shell import Ctx, Scan
 MAX_COMMAND_CHARS = 262144   # longer command lines get the conservative mention scan only
 
 RULES = ("secret-read", "secret-copy", "secret-exfil", "secret-env-dump", "secret-write",
-         "write-outside-root", "delete-outside-root")
+         "write-outside-root", "delete-outside-root", "unverifiable")
 
 
 def _default_tmp_dirs():
+    return tmp_dirs_for(os.environ.get("TMPDIR"))
+
+
+def tmp_dirs_for(tmpdir):
+    """The scratch dirs for a given $TMPDIR (the hook's, which the daemon does not share)."""
     dirs = ["/tmp", "/var/tmp"]
-    t = os.environ.get("TMPDIR", "")
+    t = tmpdir if isinstance(tmpdir, str) else ""
     if t.startswith("/"):
         t = normalize(t)
         if t not in dirs and t != "/":
@@ -255,6 +260,20 @@ def _mention_scan(text, policy):
 
 _READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 _WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+CHECKED_TOOLS = _READ_TOOLS | _WRITE_TOOLS | {"Bash"}
+# The tool_input fields a check reads: a payload cut before one of them cannot be checked.
+DECISIVE_FIELDS = {"Bash": ("command",), "Read": ("file_path",), "Edit": ("file_path",),
+                   "MultiEdit": ("file_path",), "Write": ("file_path",), "NotebookEdit": ("notebook_path",),
+                   "Glob": ("path",), "Grep": ("path", "glob")}
+
+
+def unverifiable(tool_name, problem):
+    """The denial for a call whose payload could not be read far enough to check it."""
+    what = "this %s call" % _show(tool_name, 40) if tool_name else "this tool call"
+    return Denial("unverifiable", tool_name or "",
+                  "ctx safety: blocked %s: its hook payload could not be read far enough to check "
+                  "what it reads or writes (%s). Make the call smaller (for a large file, write it "
+                  "in parts) and try again. %s" % (what, problem, _TAIL))
 
 
 def _check_tool(tool_name, tool_input, cwd, policy):

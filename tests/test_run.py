@@ -67,15 +67,11 @@ def test_without_daemon_raw_output_exit_code_and_spool(paths, daemon):
     p = ctx_run(["echo no daemon here; exit 4"])
     assert p.returncode == 4
     assert p.stdout == b"no daemon here\n", "raw output, unchanged, no footer"
-    # the shim-style fallback spawned a daemon; the run is ingested from the spool
-    deadline = time.monotonic() + 20
-    rows = []
-    while time.monotonic() < deadline:
-        if os.path.exists(paths.ledger):
-            rows = ledger_rows(paths, "SELECT * FROM runs")
-            if rows:
-                break
-        time.sleep(0.1)
+    # the shim-style fallback spawned a daemon; it ingests the spool before it publishes its
+    # socket, so once it answers, the run is in the ledger (the ledger file alone appears
+    # before its migrations have created the tables)
+    daemon.wait_ready(60)
+    rows = ledger_rows(paths, "SELECT * FROM runs")
     assert len(rows) == 1 and rows[0]["exit_code"] == 4 and rows[0]["raw_bytes"] == len(b"no daemon here\n")
     ev = ledger_rows(paths, "SELECT * FROM events WHERE kind='run'")
     assert ev[0]["spooled"] == 1

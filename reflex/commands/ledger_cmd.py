@@ -60,6 +60,11 @@ def verify(ledger_path, as_json):
     from reflex.ledger.verify import verify as run_verify
     paths = paths_mod.resolve()
     rep = run_verify(_ledger_path(ledger_path), paths.blobs)
+    if not ledger_path:
+        # Events that never reached the ledger are a gap in it, even if every row verifies.
+        from reflex import spool
+        for frame, why in spool.quarantined(paths.spool):
+            rep.problem("spool", "quarantined, not in the ledger: %s (%s)" % (frame, why))
     if as_json:
         click.echo(json.dumps(rep.as_dict(), indent=2, sort_keys=True))
     else:

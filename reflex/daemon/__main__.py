@@ -12,8 +12,14 @@ import time
 
 
 def _logger(paths):
-    os.makedirs(os.path.dirname(paths.log), mode=0o700, exist_ok=True)
-    f = open(paths.log, "a", buffering=1)
+    from .. import paths as paths_mod
+    dir_fd = paths_mod.open_private_subdir(os.path.dirname(paths.log))
+    try:
+        fd = paths_mod.open_private_file(dir_fd, os.path.basename(paths.log),
+                                         os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    finally:
+        os.close(dir_fd)
+    f = os.fdopen(fd, "a", buffering=1, encoding="utf-8", errors="backslashreplace")
 
     def log(msg):
         f.write("%s ctxd[%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), msg))
@@ -29,9 +35,20 @@ def main(argv=None):
 
     from .. import paths as paths_mod
     paths = paths_mod.resolve()
-    paths_mod.ensure_private_dir(paths.run_dir)
-    os.makedirs(paths.home, mode=0o700, exist_ok=True)
-    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        # Start-up in directories someone else may have prepared: each is ours
+        # or we refuse, in one line, before writing anything.
+        paths_mod.ensure_private_dir(paths.home)
+        run_fd = paths_mod.open_private_subdir(paths.run_dir)
+        try:
+            fd = paths_mod.open_private_file(run_fd, os.path.basename(paths.lock), os.O_RDWR | os.O_CREAT)
+        finally:
+            os.close(run_fd)
+    except paths_mod.UntrustedPath as e:
+        sys.stderr.write("%s\n" % e)
+        paths_mod.append_log(paths.log, "%s ctxd[%d] not started: %s\n" % (
+            time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), e))
+        return 1
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -40,10 +57,25 @@ def main(argv=None):
         return 0 if "--detached" in argv else 1
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
-    log = _logger(paths)
+    try:
+        log = _logger(paths)
+        for sub in (paths.spool, paths.captures, paths.blobs, paths.policies):
+            try:
+                os.close(paths_mod.open_private_dir(sub, create=False))
+            except FileNotFoundError:
+                pass
+        _refuse_foreign_ledger(paths)
+    except paths_mod.UntrustedPath as e:
+        sys.stderr.write("%s\n" % e)
+        os.close(fd)
+        return 1
     try:
         from .server import Server
         Server(paths, log=log).run()
+    except paths_mod.UntrustedPath as e:
+        log(str(e))
+        sys.stderr.write("%s\n" % e)
+        return 1
     except Exception as e:
         import traceback
         log("daemon crashed: %r\n%s" % (e, traceback.format_exc()))
@@ -51,6 +83,21 @@ def main(argv=None):
     finally:
         os.close(fd)
     return 0
+
+
+def _refuse_foreign_ledger(paths):
+    # sqlite follows links: a ledger planted while the home was open to others
+    # would have us append every event to someone else's file.
+    from .. import paths as paths_mod
+    for name in (paths.ledger, paths.ledger + "-wal", paths.ledger + "-shm"):
+        try:
+            st = os.lstat(name)
+        except FileNotFoundError:
+            continue
+        if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid():
+            raise paths_mod.UntrustedPath(
+                "ctx: refusing %s: it is a link or belongs to uid %d, not to you (uid %d); move it "
+                "away and start the daemon again" % (name, st.st_uid, os.geteuid()))
 
 
 if __name__ == "__main__":

@@ -46,17 +46,28 @@ class ClaudeHandler:
     def handle(self, hdr, data):
         """-> (stdout bytes, stderr bytes, event dict, session dict | None)."""
         ev = base_event(hdr["uid"], hdr.get("ts") or time.time(), "claude", hdr.get("spooled"))
+        reading = payload.read(data, bool(hdr.get("trunc")))
+        # The safety verdict comes first and from the raw payload, exactly as the
+        # shim computes it: whether the rest of the payload is valid for the
+        # evidence plane must not change whether a secret read runs.
+        denial = None
+        if not hdr.get("spooled"):
+            env = local_decision.env_from_header(hdr) if hdr.get("transport") != "http" else \
+                local_decision.hook_env(cwd=None)
+            denial = local_decision.verdict("claude", reading, env)
         try:
-            obj = payload.decode(data, bool(hdr.get("trunc")))
-            hook = ClaudeHookInput.model_validate(obj)
+            if reading.problem is not None:
+                raise reading.problem
+            hook = ClaudeHookInput.model_validate(reading.obj)
         except payload.Malformed as e:
-            return b"", ("ctx hook: ignored malformed payload: %s\n" % e).encode(), \
-                malformed_event(ev, e.code, e.detail, data), None
-        except ValidationError as e:
-            first = e.errors()[0]
-            detail = "%s: %s" % (".".join(str(p) for p in first.get("loc", ())), first.get("msg"))
-            return b"", ("ctx hook: ignored malformed payload: invalid: %s\n" % detail).encode(), \
-                malformed_event(ev, "invalid", detail, data), None
+            return self._malformed(ev, e.code, e.detail, data, denial, hdr)
+        except (ValidationError, RecursionError) as e:
+            if isinstance(e, ValidationError):
+                first = e.errors()[0]
+                detail = "%s: %s" % (".".join(str(p) for p in first.get("loc", ())), first.get("msg"))
+            else:
+                detail = "nested too deeply to validate"
+            return self._malformed(ev, "invalid", detail, data, denial, hdr)
         ev.update(session_id=hook.session_id, hook_event=hook.hook_event_name, cwd=hook.cwd,
                   tool_name=hook.tool_name, tool_use_id=hook.tool_use_id, command=hook.command)
         session = {"session_id": hook.session_id, "harness": "claude", "first_ts": ev["ts"], "cwd": hook.cwd}
@@ -68,14 +79,26 @@ class ClaudeHandler:
             ev["decision"] = "none"
             data_fields["unknown_event"] = True
         else:
-            answer = fn(hook, ev, data_fields, hdr)
+            answer = fn(hook, ev, data_fields, hdr, denial)
             if answer is not None and not hdr.get("spooled"):
                 out = claude_answers.dumps(answer).encode()
         ev["data"] = {k: v for k, v in data_fields.items() if v is not None}
         return out, b"", ev, session
 
+    def _malformed(self, ev, code, detail, data, denial, hdr):
+        """A payload the evidence plane cannot use: recorded; a safety denial still stands."""
+        err = ("ctx hook: ignored malformed payload: %s: %s\n" % (code, detail)).encode()
+        malformed_event(ev, code, detail, data)
+        if hdr.get("spooled") and hdr.get("local") == "deny":
+            ev.update(decision="deny", decision_detail="decided by the shim while the daemon was down")
+        if denial is None:
+            return b"", err, ev, None
+        ev.update(decision="deny", decision_detail=denial.rule)
+        ev["data"].update(safety=denial.to_dict(), intents=[declare("deny")])
+        return claude_answers.dumps(claude_answers.deny(denial.reason)).encode(), b"", ev, None
+
     # -- events -----------------------------------------------------------
-    def _on_PreToolUse(self, hook, ev, fields, hdr):
+    def _on_PreToolUse(self, hook, ev, fields, hdr, denial):
         fields["tool_input"] = {k: v for k, v in (hook.tool_input or {}).items() if k != "command"}
         if hdr.get("spooled"):
             # The shim already answered this call; record what it decided.
@@ -86,7 +109,6 @@ class ClaudeHandler:
         env = {"CLAUDE_PROJECT_DIR": hdr.get("pdir") or "", "HOME": hdr.get("home") or self.ctx.home_dir}
         if not env["CLAUDE_PROJECT_DIR"]:
             del env["CLAUDE_PROJECT_DIR"]
-        denial = local_decision.safety_denial(hook.model_dump(), env)
         if denial is not None:
             ev.update(decision="deny", decision_detail=denial.rule)
             fields["safety"] = denial.to_dict()
@@ -136,7 +158,7 @@ class ClaudeHandler:
                                            config_dir=hdr.get("ccfg") or None)
         return pctx, permissions.verdict(hook.command, pctx)
 
-    def _on_PostToolUse(self, hook, ev, fields, hdr):
+    def _on_PostToolUse(self, hook, ev, fields, hdr, denial):
         resp = hook.tool_response if isinstance(hook.tool_response, dict) else {}
         stdout = resp.get("stdout") if isinstance(resp.get("stdout"), str) else ""
         ev["exit_code"] = 0 if not resp.get("interrupted") else None
@@ -148,7 +170,7 @@ class ClaudeHandler:
         d = self._digest_held_back(hook, ev, fields, stdout + ("\n" + stderr if stderr else ""), 0)
         return claude_answers.replace_bash_output(_with_newline(d.text)) if d is not None else None
 
-    def _on_PostToolUseFailure(self, hook, ev, fields, hdr):
+    def _on_PostToolUseFailure(self, hook, ev, fields, hdr, denial):
         err = hook.error or ""
         m = _EXIT_RE.match(err)
         ev["exit_code"] = int(m.group(1)) if m else None
@@ -161,13 +183,13 @@ class ClaudeHandler:
         d = self._digest_held_back(hook, ev, fields, output, ev["exit_code"])
         return claude_answers.context("PostToolUseFailure", _with_newline(d.text)) if d is not None else None
 
-    def _on_SessionStart(self, hook, ev, fields, hdr):
+    def _on_SessionStart(self, hook, ev, fields, hdr, denial):
         ev["decision"] = "none"
         self.ctx.worktree_hash(hook.cwd)  # start watching the project now, not at the first run
         fields.update(model=hook.model, source=hook.source, transcript_path=hook.transcript_path)
         return None
 
-    def _on_SessionEnd(self, hook, ev, fields, hdr):
+    def _on_SessionEnd(self, hook, ev, fields, hdr, denial):
         ev["decision"] = "none"
         fields.update(reason=hook.reason)
         return None

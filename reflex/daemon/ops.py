@@ -101,16 +101,20 @@ class Ops:
                                             hdr.get("spooled")), "unknown_harness", "", body)
             await self._commit(_finish(ev))
             return Reply(err=("ctx hook: unknown harness %r\n" % harness).encode())
-        if not hdr.get("spooled") and self.drain_spool is not None:
-            # Events a shim spooled while no daemon answered happened BEFORE
-            # this one: ingest them first so per-session order is preserved.
-            await self.drain_spool()
+        await self._spooled_first(hdr)
         t0 = time.perf_counter()
         out, err, ev, session = self.claude.handle(hdr, body)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)
         run = ev.pop("_run", None)  # a post-hook digest is recorded as a run of its own
         written = await self._commit(_finish(ev), run=run, session=session)
         return Reply({"seq": written.seq, "duplicate": written.duplicate}, out=out, err=err)
+
+    async def _spooled_first(self, hdr):
+        """Events a shim spooled while no daemon answered (or answered too slowly) happened
+        BEFORE this live one: ingest them first, so per-session order, and every decision
+        the fold derives from it (a densified re-run), is what it would have been."""
+        if not hdr.get("spooled") and self.drain_spool is not None:
+            await self.drain_spool()
 
     async def op_run_start(self, hdr, body):
         capture = hdr.get("capture")
@@ -132,6 +136,7 @@ class Ops:
             return error("bad_request", "capture %s does not exist" % capture)
         if not os.path.isfile(capture) or st.st_uid != os.getuid():
             return error("forbidden", "capture is not a regular file we own")
+        await self._spooled_first(hdr)
         command = str(hdr.get("command") or "")
         cwd = hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None
         session_id = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
@@ -239,6 +244,7 @@ class Ops:
         return r
 
     async def _record_retrieval(self, hdr, command, answer, fields):
+        await self._spooled_first(hdr)
         session = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
         uid = hdr.get("uid") if isinstance(hdr.get("uid"), str) else os.urandom(10).hex()
         data = dict(fields)

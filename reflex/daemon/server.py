@@ -30,6 +30,10 @@ from .ops import VERSION, Ops, error
 
 READ_TIMEOUT = 10.0
 SPOOL_SCAN_S = 1.0
+SPOOL_TRANSIENT_MAX = 5       # scans a frame may fail "transiently" before the next frame is tried
+SPOOL_CRASHES_MAX = 3         # daemon deaths while ingesting one frame before it is quarantined
+                              # (more than one: a kill -9 can land on any frame, twice is chance)
+SPOOL_FRAME_TIMEOUT_S = 120.0
 RETENTION_EVERY_S = 600.0
 
 
@@ -46,6 +50,8 @@ class Server:
         self.last_activity = time.monotonic()
         self.socket_inode = None
         self.stopping = None
+        self._transient_failures = {}
+        self._died_on = None
 
     # -- entry ----------------------------------------------------------------
     def run(self):
@@ -94,27 +100,35 @@ class Server:
 
     # -- listeners --------------------------------------------------------------
     async def _listen_unix(self):
-        paths_mod.ensure_private_dir(self.paths.run_dir)
-        final = self.paths.socket
-        tmp = "%s.%d.tmp" % (final, os.getpid())
-        for p in (tmp, final):
-            # We hold the instance lock: whatever socket is here is stale.
-            try:
-                if os.path.exists(p) or os.path.islink(p):
-                    os.unlink(p)
-            except OSError:
-                pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
+        # Every step goes through one verified descriptor of the run dir, so the
+        # directory cannot be swapped for someone else's between the check and
+        # the bind; a long path binds through that descriptor too (paths.py).
+        dir_fd = paths_mod.open_private_subdir(self.paths.run_dir)
         try:
-            sock.bind(tmp)
+            name = os.path.basename(self.paths.socket)
+            tmp = "%s.%d.tmp" % (name, os.getpid())
+            for p in (tmp, name):
+                # We hold the instance lock: whatever socket is here is stale.
+                try:
+                    os.unlink(p, dir_fd=dir_fd)
+                except OSError:
+                    pass
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            address, addr_fd = paths_mod.socket_address(os.path.join(self.paths.run_dir, tmp), dir_fd)
+            old = os.umask(0o177)
+            try:
+                sock.bind(address)
+            finally:
+                os.umask(old)
+                if addr_fd is not None:
+                    os.close(addr_fd)
+            os.chmod(tmp, 0o600, dir_fd=dir_fd)
+            sock.listen(512)
+            server = await asyncio.start_unix_server(self._on_unix, sock=sock, limit=wire.MAX_HEADER)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            self.socket_inode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ino
         finally:
-            os.umask(old)
-        os.chmod(tmp, 0o600)
-        sock.listen(512)
-        server = await asyncio.start_unix_server(self._on_unix, sock=sock, limit=wire.MAX_HEADER)
-        os.rename(tmp, final)
-        self.socket_inode = os.stat(final).st_ino
+            os.close(dir_fd)
         return server
 
     async def _listen_http(self):
@@ -123,7 +137,11 @@ class Server:
         try:
             return await asyncio.start_server(front.handle, "127.0.0.1", self.http_port, limit=wire.MAX_HEADER)
         except OSError as e:
-            self.log("http transport disabled: cannot bind 127.0.0.1:%d: %s" % (self.http_port, e))
+            from ..doctor import listening_uid
+            owner = listening_uid(self.http_port)
+            held = "; it is held by uid %d: another user would receive your hook payloads and token, " \
+                   "choose another port" % owner if owner is not None and owner != os.geteuid() else ""
+            self.log("http transport disabled: cannot bind 127.0.0.1:%d: %s%s" % (self.http_port, e, held))
             self.http_port = 0
             return None
 
@@ -182,16 +200,32 @@ class Server:
             return await self.ops.dispatch(hdr, body)
         except Exception as e:
             self.log("op %r failed: %r" % (hdr.get("op"), e))
-            return error("internal", "%s: %s" % (type(e).__name__, e))
+            return error("internal", "%s: %s" % (type(e).__name__, e), transient=_transient(e))
 
     # -- spool -------------------------------------------------------------------
     async def _ingest_spool(self):
+        """Ingest spooled frames in arrival order; -> how many were committed.
+
+        Every frame ends up in the ledger or in quarantine (spool.quarantine,
+        with its reason); none holds up the frames behind it:
+        * a frame that is unreadable, rejected, or fails for a reason of its own
+          (an exception that is not about the machine) is quarantined at once;
+        * while the ledger cannot be written at all (disk full, locked) the scan
+          stops and the next one retries, since nothing behind could be written
+          either; but a frame that keeps failing "transiently" while the frames
+          behind it go in was the problem after all, and is quarantined;
+        * a frame the daemon died (or hung) on is quarantined after
+          SPOOL_CRASHES_MAX attempts: the marker file names the frame in progress.
+        """
         count = 0
+        suspect = None
         for path in spool.pending(self.paths.spool):
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError:
+                data = spool.read_frame(path, wire.MAX_HEADER + wire.MAX_BODY)
+            except FileNotFoundError:
+                continue
+            except ValueError as e:
+                self._quarantine(path, "unreadable: %s" % e)
                 continue
             head, body = spool.split_frame(data)
             try:
@@ -199,22 +233,83 @@ class Server:
                 if not isinstance(hdr, dict):
                     raise ValueError("not an object")
             except ValueError as e:
-                self.log("unreadable spool frame %s: %s; kept aside" % (path, e))
-                _set_aside(path)
+                self._quarantine(path, "unreadable header: %s" % e)
                 continue
             hdr["spooled"] = True
-            reply = await self.dispatch(hdr, body)
+            attempts = self._mark_in_progress(path)
+            if attempts > SPOOL_CRASHES_MAX:
+                self._quarantine(path, "the daemon stopped %d times while ingesting this frame" % (attempts - 1))
+                self._mark_in_progress(None)
+                continue
+            try:
+                reply = await asyncio.wait_for(self.dispatch(hdr, body), SPOOL_FRAME_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                reply = error("internal", "not ingested within %ds" % SPOOL_FRAME_TIMEOUT_S)
+            self._mark_in_progress(None)
             if reply.fields.get("ok"):
-                os.unlink(path)
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+                self._transient_failures.pop(path, None)
                 count += 1
-            elif reply.fields.get("error") == "internal":
-                # e.g. the ledger is full: leave it for the next scan.
-                self.log("spool frame %s not ingested: %s" % (path, reply.fields.get("detail")))
-                break
+                if suspect is not None:
+                    self._quarantine(suspect[0], "failed %d times (last: %s) while later frames were "
+                                                 "ingested" % (suspect[1], suspect[2]))
+                    suspect = None
+            elif reply.fields.get("transient"):
+                n = self._transient_failures[path] = self._transient_failures.get(path, 0) + 1
+                self._log_once("spool ingestion paused (%s); retrying every %ds"
+                               % (reply.fields.get("detail"), SPOOL_SCAN_S))
+                if suspect is not None or n < SPOOL_TRANSIENT_MAX:
+                    break
+                suspect = (path, n, reply.fields.get("detail"))  # does the next frame go in?
             else:
-                self.log("spool frame %s rejected: %s; kept aside" % (path, reply.fields.get("detail")))
-                _set_aside(path)
+                self._quarantine(path, "%s: %s" % (reply.fields.get("error"), reply.fields.get("detail")))
         return count
+
+    def _mark_in_progress(self, path):
+        """Record the frame being ingested (None: none) -> how many times it was started,
+        counting starts by earlier daemons that died before finishing it."""
+        marker = os.path.join(self.paths.spool, spool.IN_PROGRESS)
+        if self._died_on is None:
+            # Read once: what the last daemon was doing when it stopped.
+            self._died_on = {}
+            try:
+                with open(marker) as f:
+                    name, _, n = f.read().strip().partition(" ")
+                self._died_on[name] = int(n)
+            except (OSError, ValueError):
+                pass
+        if path is None:
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
+            return 0
+        name = os.path.basename(path)
+        attempts = self._died_on.pop(name, 0) + 1
+        try:
+            config_mod.write_text_atomic(marker, "%s %d\n" % (name, attempts))
+        except OSError:
+            pass
+        return attempts
+
+    def _quarantine(self, path, reason):
+        try:
+            where = spool.quarantine(path, reason)
+        except OSError as e:
+            self._log_once("cannot quarantine %s (%s): %s" % (path, reason, e))
+            return
+        if where:
+            self.log("spool frame quarantined as %s: %s" % (where, reason))
+
+    def _log_once(self, line):
+        # A condition that persists (disk full) is logged when it starts or changes,
+        # not on every one-second scan.
+        if line != getattr(self, "_last_logged", None):
+            self._last_logged = line
+            self.log(line)
 
     async def _drain_if_pending(self):
         # One stat per live event instead of a listdir: the spool directory's
@@ -278,11 +373,11 @@ class Server:
 
     def _remove_status(self):
         try:
-            with open(self.paths.status) as f:
-                if json.load(f).get("pid") != os.getpid():
-                    return
+            data = paths_mod.read_private_file(self.paths.status)
+            if data is None or json.loads(data).get("pid") != os.getpid():
+                return
             os.unlink(self.paths.status)
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
 
     def _unlink_own_socket(self):
@@ -307,15 +402,14 @@ def _peer_is_us(sock):
 
 
 def _read_token(path):
-    try:
-        with open(path) as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
+    # A token file another user could have written would be theirs to know.
+    data = paths_mod.read_private_file(path, 4096)
+    return (data.decode("utf-8", "replace").strip() or None) if data else None
 
 
-def _set_aside(path):
-    try:
-        os.rename(path, path + ".rejected")
-    except OSError:
-        pass
+def _transient(exc):
+    """Does this failure say something about the machine (disk full, ledger locked) rather
+    than about the request?  Only those are worth retrying the same frame for."""
+    import sqlite3
+    return isinstance(exc, (OSError, MemoryError, sqlite3.OperationalError)) and \
+        not isinstance(exc, paths_mod.UntrustedPath)

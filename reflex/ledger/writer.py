@@ -63,6 +63,23 @@ _SESSION_SQL = ("INSERT INTO sessions (session_id, harness, first_ts, cwd) SELEC
 _EVICTION_SQL = "INSERT INTO evictions (blob, bytes, reason, evicted_at) VALUES (?, ?, ?, ?)"
 
 
+def _make_storable(record):
+    """Replace lone surrogates in a record's strings with their \\uXXXX spelling, in place.
+
+    Payloads may carry them (JSON allows "\\ud800"; argv decoded with
+    surrogateescape has them), SQLite text must be UTF-8, and one such string
+    must not make its event unwritable.  In place, so the fold sees what the
+    ledger holds."""
+    if not record:
+        return
+    for key, value in record.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                record[key] = value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class LedgerWriter:
     def __init__(self, path, *, max_batch=512, log=None):
         self.path = path
@@ -87,6 +104,8 @@ class LedgerWriter:
         unknown = set(event) - _EVENT_KEYS
         if run is not None:
             unknown |= {"run." + k for k in set(run) - _RUN_KEYS}
+        for record in (event, run, session):
+            _make_storable(record)
         sub = Submission(event, run, session)
         if unknown:
             sub.future.set_exception(ValueError("unknown ledger fields: %s" % ", ".join(sorted(unknown))))
@@ -96,6 +115,8 @@ class LedgerWriter:
 
     def submit_outcomes(self, rows):
         """Append detector firings (the `outcomes` table); resolves to the number written."""
+        for row in rows:
+            _make_storable(row)
         sub = Submission(None, outcomes=rows)
         self._q.put(sub)
         return sub.future

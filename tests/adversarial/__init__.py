@@ -1,1 +1,2 @@
-"""The standing adversarial suite: one module per class of issue 16, each a table of cases."""
+"""The standing adversarial suite: one module per class of attack or failure, each a table
+of cases that is easy to extend (add a row, not a test)."""
