@@ -14,11 +14,15 @@ Three address forms select bytes of it:
     r:7f3a2c9d01ab#<test id>     the detail block of one failing test, the id
                                  exactly as the runner printed it (pytest
                                  nodeid, go Test/sub, cargo path, jest title)
+    r:7f3a2c9d01ab:B4096-70000   bytes 4096..69999 (0-based, end exclusive): how
+                                 `ctx get` continues a page that had to end
+                                 inside a line too long for one answer
 
 Lines are split on b"\\n" only.  Line k covers the bytes from the start of the
 line through its terminating b"\\n" (the last line may have none); a range is
 therefore the half-open byte span ``line_span(raw, a, b)`` and always starts and
-ends on a UTF-8 boundary.  A range past the end is clamped to the last line.
+ends on a UTF-8 boundary.  A range that runs past the end is clamped to the last
+line; one that starts past it names nothing (`ctx get` answers miss).
 
 Hints
 -----
@@ -48,7 +52,8 @@ B3_HEX = 8
 
 HANDLE_RE = re.compile(r"r:[0-9a-f]{%d}" % HANDLE_HEX)
 _ADDRESS_RE = re.compile(
-    r"r:(?P<h>[0-9a-f]{%d})(?::L(?P<a>[0-9]{1,9})-(?P<b>[0-9]{1,9})|#(?P<t>[^\n\r]+))?"
+    r"r:(?P<h>[0-9a-f]{%d})(?::L(?P<a>[0-9]{1,9})-(?P<b>[0-9]{1,9})|:B(?P<ba>[0-9]{1,12})-(?P<bb>[0-9]{1,12})"
+    r"|#(?P<t>[^\n\r]+))?"
     % HANDLE_HEX
 )
 _B3_RE = re.compile(r"b3=(?P<b3>[0-9a-f]{%d,64})" % B3_HEX)
@@ -60,17 +65,21 @@ _HINT_START_RE = re.compile(r"ctx get (?=['\"]?r:[0-9a-f]{%d})" % HANDLE_HEX)
 
 @dataclass(frozen=True)
 class Address:
-    """A parsed address: kind is "whole", "lines" or "test"."""
+    """A parsed address: kind is "whole", "lines", "bytes" or "test"."""
 
     handle: str  # "r:<12 hex>"
     kind: str
     first_line: int | None = None
     last_line: int | None = None
     test_id: str | None = None
+    start: int | None = None  # bytes: half-open [start, end)
+    end: int | None = None
 
     def __str__(self) -> str:
         if self.kind == "lines":
             return format_lines(self.handle, self.first_line, self.last_line)
+        if self.kind == "bytes":
+            return format_bytes(self.handle, self.start, self.end)
         if self.kind == "test":
             return format_test(self.handle, self.test_id)
         return self.handle
@@ -93,6 +102,11 @@ def parse_address(s: str) -> Address | None:
         if a < 1 or b < a:
             return None
         return Address(handle, "lines", first_line=a, last_line=b)
+    if m["ba"] is not None:
+        start, end = int(m["ba"]), int(m["bb"])
+        if end <= start:
+            return None
+        return Address(handle, "bytes", start=start, end=end)
     if m["t"] is not None:
         return Address(handle, "test", test_id=m["t"])
     return Address(handle, "whole")
@@ -129,6 +143,10 @@ def format_lines(handle: str, first: int, last: int) -> str:
     return f"{handle}:L{first}-{last}"
 
 
+def format_bytes(handle: str, start: int, end: int) -> str:
+    return f"{handle}:B{start}-{end}"
+
+
 def format_test(handle: str, test_id: str) -> str:
     return f"{handle}#{test_id}"
 
@@ -153,15 +171,28 @@ def count_lines(raw: bytes) -> int:
     return raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
 
 
-def line_starts(raw: bytes) -> list[int]:
-    """Byte offset where each line starts; entry k-1 is line k.  One pass, for repeated lookups."""
-    if not raw:
-        return []
-    starts = [0]
-    starts.extend(accumulate(len(part) + 1 for part in raw.split(b"\n")))
-    starts.pop()  # the offset past the final segment
-    if raw.endswith(b"\n"):
-        starts.pop()  # the empty segment after the trailing newline is not a line
+def line_starts(raw: bytes) -> "array[int]":
+    """Byte offset where each line starts; entry k-1 is line k.  One pass, for repeated lookups.
+
+    An array of machine integers, built a megabyte at a time: a 4 MiB output of one-character
+    lines has two million of them, which as a list of ints would cost ~70 MB."""
+    from array import array
+
+    starts = array("q")
+    n = len(raw)
+    base = 0
+    plus_one = (1).__add__
+    while base < n:
+        # Chunks end just after a newline, so each one starts a line (all C-level loops).
+        end = raw.rfind(b"\n", base, base + (1 << 20)) + 1
+        if end <= base:
+            end = raw.find(b"\n", base + (1 << 20)) + 1 or n
+        parts = raw[base:end].split(b"\n")
+        parts.pop()  # empty after a final newline, else the last line's text (no newline follows it)
+        starts.fromlist(list(accumulate(map(plus_one, map(len, parts)), initial=base)))
+        if raw[end - 1 : end] == b"\n":
+            starts.pop()  # == end: where the next chunk (or nothing, at the end) starts
+        base = end
     return starts
 
 

@@ -116,7 +116,8 @@ class Ops:
         uid = hdr.get("uid")
         if not self._capture_ok(capture) or not _valid_uid(uid):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
-        return Reply({"following": self.ctx.followers.start(uid, capture)})
+        stable = hdr.get("stable") if isinstance(hdr.get("stable"), int) and hdr.get("stable") > 0 else None
+        return Reply({"following": self.ctx.followers.start(uid, capture, stable)})
 
     async def op_run_finish(self, hdr, body):
         capture = hdr.get("capture")
@@ -143,28 +144,34 @@ class Ops:
         core_hash = sig.core_hash if sig else None
         density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
+        claim = {k: hdr.get(k) for k in ("output_bytes", "elided_bytes", "kept_head", "marker_len", "capture_error")}
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
-            uid)
-        bid, size, digest, digest_error, baselines = work
+            uid, claim)
+        bid, kept, digest, digest_error, baselines = work
+        size = kept.stored
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
                 "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
                 "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
         data.update(baselines)
-        meta = {}
+        if kept.elided:
+            data["capture"] = _kept_summary(kept)
+        if isinstance(hdr.get("view_bytes"), int):
+            data["view_bytes"] = hdr["view_bytes"]
+        meta = {"elided": _kept_summary(kept)} if kept.elided else {}
         if digest is not None:
             data.update(digest_summary(digest))
-            meta = {"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
-                                 for f in digest.facts.failures if f.id],
+            meta.update({"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
+                                      for f in digest.facts.failures if f.id],
                     "hints": [h.address for h in digest.hints], "counts": digest.facts.counts.model_dump(),
-                    "omitted": digest.omitted, "truncated": digest.truncated}
+                    "omitted": digest.omitted, "truncated": digest.truncated})
         elif digest_error:
             data["digest_error"] = digest_error
         ev = {"uid": uid, "ts": hdr.get("ts") or time.time(), "harness": "ctx-run",
               "spooled": 1 if hdr.get("spooled") else 0, "session_id": session_id, "kind": "run",
               "cwd": cwd, "command": command, "family": family, "core_hash": core_hash,
-              "decision": "none", "exit_code": exit_code, "output_bytes": size, "data": data}
+              "decision": "none", "exit_code": exit_code, "output_bytes": kept.total, "data": data}
         run = {"event_uid": uid, "handle": handle, "blob": bid, "session_id": session_id,
                "command": command, "cwd": cwd, "exit_code": exit_code, "duration_ms": duration_ms,
                "raw_bytes": size, "family": family, "core_hash": core_hash,
@@ -179,11 +186,14 @@ class Ops:
         except OSError:
             pass
         if digest is None:
+            stored = _size(size) if not kept.elided else "%s of %s (middle elided)" % (_size(size), _size(kept.total))
             footer = "[ctx] exit %s · %s stored as %s · full output: ctx get %s\n" % (
-                exit_code, _size(size), handle, handle)
+                exit_code, stored, handle, handle)
             return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
                           "duplicate": written.duplicate}, out=footer.encode())
-        text = digest.text if digest.text.endswith("\n") else digest.text + "\n"
+        text = digest.text
+        if not text.endswith("\n") and not (digest.passthrough and digest.reason is None):
+            text += "\n"  # a header must end its line; a passthrough ends as the output did
         return Reply({"handle": handle, "blob": bid, "seq": written.seq, "duplicate": written.duplicate,
                       "tokens": digest.tokens, "raw_tokens": digest.raw_tokens},
                      out=text.encode("utf-8", "surrogateescape"))
@@ -256,6 +266,21 @@ def digest_summary(d):
             "hints": [h.address for h in d.hints][:200], "omitted": sum(d.omitted.values()),
             "truncated": d.truncated, "raw_tokens": d.raw_tokens, "delivered_tokens": d.tokens,
             "passthrough": d.passthrough}
+
+
+def _valid_text(s):
+    """`s` with lone surrogates (undecodable bytes of an argument) replaced, so it encodes as UTF-8."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _kept_summary(kept):
+    return {"output_bytes": kept.total, "stored_bytes": kept.stored, "kept_head": kept.head,
+            "kept_tail": kept.tail, "elided_bytes": kept.elided, "raw_tokens_counted_on_bytes": kept.head,
+            "error": kept.error}
 
 
 def _valid_uid(uid):

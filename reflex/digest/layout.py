@@ -101,8 +101,22 @@ def counts_text(facts: Facts) -> str:
     return "counts not reported"
 
 
+def kept_text(kept) -> str:
+    """What an elided capture kept, for the header: the whole size, the parts kept, what tokens count."""
+    return (f"output {_size(kept.total)}: kept first {_size(kept.head)} + last {_size(kept.tail)}, "
+            f"{_size(kept.elided)} elided; raw tokens counted on the first {_size(kept.head)}")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, delivered: int, handle: str,
-           truncated: bool, footer: bool = False) -> str:
+           truncated: bool, footer: bool = False, kept=None) -> str:
     from reflex.digest.neutralize import clean_line
 
     if facts.recognized:
@@ -118,8 +132,11 @@ def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, deliver
     why = f"{mode} ({reason})" if reason else mode
     exit_text = f"exit {facts.exit_code}" if facts.exit_code is not None else "exit unknown"
     if footer:  # under the output itself, which already shows its counts
-        return " | ".join(["[ctx] " + label, why, exit_text, handle])
+        return " | ".join(["[ctx] " + label, why, exit_text] + ([kept_text(kept)] if kept is not None else [])
+                          + [handle])
     parts = ["[ctx] " + label, why, exit_text, counts_text(facts), f"{raw_tokens}→{delivered} tokens", handle]
+    if kept is not None:
+        parts.insert(4, kept_text(kept))
     if truncated:
         parts.append("truncated")
     return " | ".join(parts)
