@@ -28,6 +28,10 @@ class BlobDamaged(Exception):
     pass
 
 
+class BlobTooLarge(Exception):
+    """The blob holds more than the caller will hold in memory (see BlobStore.chunks)."""
+
+
 def blob_id(data):
     return "b3:" + blake3(data).hexdigest()
 
@@ -68,8 +72,20 @@ class BlobStore:
             raise
         return bid
 
-    def get(self, bid):
-        """The exact bytes of blob `bid`, verified.  Raises BlobMissing / BlobDamaged."""
+    def get(self, bid, max_bytes=None):
+        """The exact bytes of blob `bid`, verified.  Raises BlobMissing / BlobDamaged.
+
+        With `max_bytes`, a larger blob raises BlobTooLarge after reading at most that much
+        (blobs stored before captures were bounded can hold a gigabyte)."""
+        if max_bytes is not None:
+            parts = []
+            n = 0
+            for chunk in self.chunks(bid):
+                n += len(chunk)
+                if n > max_bytes:
+                    raise BlobTooLarge("%s holds more than %d bytes" % (bid, max_bytes))
+                parts.append(chunk)
+            return b"".join(parts)
         hexd = bid.split(":", 1)[-1]
         path = self._path(hexd)
         try:
@@ -88,6 +104,41 @@ class BlobStore:
         except OSError:
             pass
         return data
+
+    def chunks(self, bid, size=1 << 20):
+        """The blob's bytes as a stream of chunks of at most `size`, in bounded memory.
+
+        The bytes are verified as they pass: BlobDamaged is raised at the end (or as soon
+        as the data is unreadable), so a consumer must not trust what it saw until the
+        iteration has finished.  Raises BlobMissing before the first chunk."""
+        hexd = bid.split(":", 1)[-1]
+        path = self._path(hexd)
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            raise BlobMissing(bid) from None
+        h = blake3()
+        d = zlib.decompressobj()
+        with f:
+            while True:
+                comp = f.read(size)
+                try:
+                    # max_length: a megabyte of zeros inflates to a gigabyte; never hold more than `size`.
+                    data = d.decompress(comp, size) if comp else d.flush()
+                    while data:
+                        h.update(data)
+                        yield data
+                        data = d.decompress(d.unconsumed_tail, size) if d.unconsumed_tail else b""
+                except zlib.error as e:
+                    raise BlobDamaged("%s: %s" % (bid, e)) from None
+                if not comp:
+                    break
+        if not d.eof or h.hexdigest() != hexd:
+            raise BlobDamaged("%s: content does not match its hash" % bid)
+        try:
+            os.utime(path)
+        except OSError:
+            pass
 
     def exists(self, bid):
         return os.path.exists(self._path(bid.split(":", 1)[-1]))

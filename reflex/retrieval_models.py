@@ -34,8 +34,9 @@ class Know(BaseModel):
     bytes: int
     text: str
     truncated: bool = False
-    next: str | None = None       # the address that continues a truncated answer
+    next: str | None = None       # the address of the rest of a truncated answer (an L- or B-range)
     redacted: int = 0             # how many secret values were masked
+    lossy: bool = False           # `text` is not the exact bytes: not UTF-8 (binary), shown with U+FFFD
     matches: int | None = None    # search only
 
 

@@ -12,7 +12,7 @@ import time
 
 from .. import blobs, wire
 from .claude import ClaudeHandler, base_event, malformed_event
-from .retrieval import Retrieval
+from .retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
 from .runs import RunStore
 
 VERSION = "0.1.0"
@@ -202,6 +202,7 @@ class Ops:
         query = hdr.get("address")
         if not isinstance(query, str) or not query:
             return error("bad_request", "expected an address like r:7f3a2c9d01ab[:L10-40]")
+        query = _valid_text(query)  # an undecodable argv byte arrives as a lone surrogate
         b3 = hdr.get("b3") if isinstance(hdr.get("b3"), str) else None
         answer, data = await self.loop.run_in_executor(
             self.executor, lambda: self.retrieval.get(query, check_b3=b3))
@@ -225,13 +226,18 @@ class Ops:
 
     def _answer_reply(self, hdr, answer, data):
         if hdr.get("json"):
-            out = (json.dumps(answer.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode()
+            doc = answer.to_json()
+            try:
+                out = (json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n").encode()
+            except UnicodeEncodeError:  # a lone surrogate in the query (an undecodable argv byte)
+                out = (json.dumps(doc, ensure_ascii=True, sort_keys=True) + "\n").encode()
             return Reply({"know": answer.know is not None}, out=out)
         if answer.know is not None:
             err = b""
             if answer.know.truncated:
-                err = ("[ctx] truncated to the token budget; continue with: ctx get %s\n"
-                       % answer.know.next).encode() if answer.know.next else b"[ctx] truncated\n"
+                err = ("[ctx] one page shown (at most %d tokens, %d KiB); the rest: ctx get %s\n"
+                       % (GET_BUDGET, GET_PAGE_BYTES // 1024, answer.know.next)).encode() \
+                    if answer.know.next else b"[ctx] truncated\n"
             return Reply({"know": True}, out=data or b"", err=err)
         m = answer.miss
         remedy = ("refresh: %s" % m.refresh) if m.refresh else ("try: %s" % "; ".join(m.escalate_to))
@@ -248,7 +254,7 @@ class Ops:
         else:
             data.update(result="miss", reason=answer.miss.reason, handle=answer.miss.handle)
         ev = {"uid": uid, "ts": time.time(), "harness": "ctx-retrieval", "spooled": 0, "session_id": session,
-              "kind": "retrieval", "command": command, "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
+              "kind": "retrieval", "command": _valid_text(command), "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
               "decision": "none", "data": data}
         await self._commit(_finish(ev))
 
