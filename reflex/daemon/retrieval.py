@@ -188,9 +188,9 @@ class Retrieval:
                 continue
             seen.add(blob_id)
             try:
-                raw = self.ctx.blobs.get(blob_id)
-            except (blobs.BlobMissing, blobs.BlobDamaged):
-                continue
+                raw = self.ctx.blobs.get(blob_id, max_bytes=LOAD_LIMIT)
+            except (blobs.BlobMissing, blobs.BlobDamaged, blobs.BlobTooLarge):
+                continue  # too large: a blob from before captures were bounded; `ctx get` pages it
             lines = raw.decode("utf-8", "replace").split("\n")
             hits = [i for i, line in enumerate(lines) if rx.search(line)]
             if not hits:
