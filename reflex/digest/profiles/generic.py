@@ -114,13 +114,21 @@ class GenericProfile:
     def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
         out = Output.of(raw)
         highlights: dict[str, Highlight] = {}
+        counts: dict[str, int] = {}
         diagnostics: list[Diagnostic] = []
+        # A log repeats its lines (a 4 MiB capture of one warning is 170,000 of them): each
+        # distinct line is classified once.
+        seen: dict[str, tuple] = {}
         for i in _candidate_lines(out):
             s = out.lines[i]
-            sev = classify(s)
+            known = seen.get(s)
+            if known is None:
+                sev = classify(s)
+                m = _CC_DIAG.match(s.strip()) if sev is not None else None
+                known = seen[s] = (sev, m, template(s) if sev is not None else None)
+            sev, m, key = known
             if sev is None:
                 continue
-            m = _CC_DIAG.match(s.strip())
             if m:
                 msg = m["msg"]
                 code = _CC_FLAG.search(msg)
@@ -134,12 +142,13 @@ class GenericProfile:
                         message=one_line(msg), span=out.span(i, i + 1),
                     )
                 )
-            key = template(s)
-            h = highlights.get(key)
-            if h is not None:
-                h.count += 1
+            if key in highlights:
+                counts[key] += 1
             elif len(highlights) < MAX_HIGHLIGHTS:
                 highlights[key] = Highlight(line=i + 1, severity=sev, text=one_line(s, 300), span=out.span(i, i + 1))
+                counts[key] = 1
+        for key, h in highlights.items():
+            h.count = counts[key]
         return Facts(
             profile=NAME,
             profile_version=VERSION,
