@@ -12,6 +12,7 @@ import time
 
 from .. import blobs, wire
 from .claude import ClaudeHandler, base_event, malformed_event
+from .follow import COUNT_LIMIT
 from .retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
 from .runs import RunStore
 
@@ -285,7 +286,7 @@ def _valid_text(s):
 
 def _kept_summary(kept):
     return {"output_bytes": kept.total, "stored_bytes": kept.stored, "kept_head": kept.head,
-            "kept_tail": kept.tail, "elided_bytes": kept.elided, "raw_tokens_counted_on_bytes": kept.head,
+            "kept_tail": kept.tail, "elided_bytes": kept.elided, "raw_tokens_counted_on_bytes": min(kept.head, COUNT_LIMIT),
             "error": kept.error}
 
 

@@ -8,14 +8,15 @@ Everything here is bounded by the capture limit (reflex.capture): `ctx run` neve
 writes more, and a capture file that is larger anyway (an older client, a run
 spooled before the limit existed) is read as its head and tail only, with the same
 marker, so the daemon never holds more than the limit of one output in memory and
-never counts more than that (of an elided output, only the head is counted).  The
-digest header says what was kept and counted.
+never counts the tokens of more than its first megabyte (follow.COUNT_LIMIT).  The
+digest header says what was kept and what was counted.
 """
 
 import os
 import traceback
 
 from .. import capture as capture_mod
+from .follow import COUNT_LIMIT
 
 # A marker line is under 200 bytes; what the daemon reads of a capture is bounded by this much more.
 MARKER_ROOM = 512
@@ -78,12 +79,12 @@ class RunStore:
         from .. import blobs
         handle = blobs.handle_of(bid)
         unchanged = kept.head if kept.elided else len(raw)
-        # Of an elided output only the head is counted (while the command ran, see follow.py):
-        # counting the kept tail too would cost up to ~2 s after the exit (one-character lines).
-        counted = kept.head if kept.elided else len(raw)
+        # Raw tokens are counted on a bounded prefix, mostly while the command ran (follow.py);
+        # never on the tail of an elided output.
+        counted = min(kept.head if kept.elided else len(raw), COUNT_LIMIT)
         raw_tokens = self.ctx.followers.finish(uid, raw, unchanged, counted) if uid else None
         counted_while_running = raw_tokens is not None
-        if raw_tokens is None and kept.elided:
+        if raw_tokens is None and counted < len(raw):
             from ..digest import layout
             raw_tokens = layout.count_raw(raw[:counted])
         t2 = time.perf_counter()
@@ -91,7 +92,8 @@ class RunStore:
             from ..digest import build_digest
             d = build_digest(raw, family=family, exit_code=exit_code, command=command, handle=handle,
                              density=density, reason=reason, requested_view=view, cwd=cwd,
-                             raw_tokens=raw_tokens, kept=kept if kept.elided else None)
+                             raw_tokens=raw_tokens, kept=kept if kept.elided else None,
+                             counted_bytes=counted if counted < len(raw) else None)
         except Exception as e:  # never lose a run to a digest bug
             self.ctx.log("digest failed for %s (%s): %r\n%s" % (handle, family, e, traceback.format_exc()))
             return bid, kept, None, "%s: %s" % (type(e).__name__, e), {}

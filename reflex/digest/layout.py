@@ -101,10 +101,16 @@ def counts_text(facts: Facts) -> str:
     return "counts not reported"
 
 
-def kept_text(kept) -> str:
-    """What an elided capture kept, for the header: the whole size, the parts kept, what tokens count."""
-    return (f"output {_size(kept.total)}: kept first {_size(kept.head)} + last {_size(kept.tail)}, "
-            f"{_size(kept.elided)} elided; raw tokens counted on the first {_size(kept.head)}")
+def scope_text(kept, counted) -> str:
+    """What the header's numbers cover when not the whole output: what an elided capture
+    kept, and the bytes the raw token count covers."""
+    parts = []
+    if kept is not None:
+        parts.append(f"output {_size(kept.total)}: kept first {_size(kept.head)} + last {_size(kept.tail)}, "
+                     f"{_size(kept.elided)} elided")
+    if counted is not None:
+        parts.append(f"raw tokens counted on the first {_size(counted)}")
+    return "; ".join(parts)
 
 
 def _size(n: int) -> str:
@@ -116,7 +122,7 @@ def _size(n: int) -> str:
 
 
 def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, delivered: int, handle: str,
-           truncated: bool, footer: bool = False, kept=None) -> str:
+           truncated: bool, footer: bool = False, kept=None, counted: int | None = None) -> str:
     from reflex.digest.neutralize import clean_line
 
     if facts.recognized:
@@ -132,11 +138,12 @@ def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, deliver
     why = f"{mode} ({reason})" if reason else mode
     exit_text = f"exit {facts.exit_code}" if facts.exit_code is not None else "exit unknown"
     if footer:  # under the output itself, which already shows its counts
-        return " | ".join(["[ctx] " + label, why, exit_text] + ([kept_text(kept)] if kept is not None else [])
-                          + [handle])
+        scope = scope_text(kept, counted)
+        return " | ".join(["[ctx] " + label, why, exit_text] + ([scope] if scope else []) + [handle])
     parts = ["[ctx] " + label, why, exit_text, counts_text(facts), f"{raw_tokens}→{delivered} tokens", handle]
-    if kept is not None:
-        parts.insert(4, kept_text(kept))
+    scope = scope_text(kept, counted)
+    if scope:
+        parts.insert(4, scope)
     if truncated:
         parts.append("truncated")
     return " | ".join(parts)

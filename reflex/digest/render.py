@@ -95,6 +95,7 @@ class Source:
         self.raw = raw
         self.handle = handle
         self.kept = None  # a reflex.capture.Kept when raw is the kept part of an elided output
+        self.counted = None  # bytes the raw token count covers, when fewer than raw
         # Paths under the command's directory are shown relative to it (display only).
         self.cwd = cwd.rstrip("/") + "/" if cwd and cwd.startswith("/") and cwd != "/" else None
         self.out = Output.of(raw)
@@ -153,13 +154,16 @@ def render(
     cwd: str | None = None,
     raw_tokens: "int | Future | None" = None,
     kept=None,
+    counted_bytes: int | None = None,
 ) -> Digest:
     """`raw_tokens`: the raw output's o200k count if the caller already has it (counted while
     the output streamed in), or a Future of it; otherwise it is counted here.
 
     `kept` (a reflex.capture.Kept, only when the capture elided part of a huge output):
     `raw` is what was kept; the header then says so and that raw tokens were counted
-    on it, and the output is never passed through as if it were whole."""
+    on it, and the output is never passed through as if it were whole.  `counted_bytes`: the
+    raw count covers only that many leading bytes of `raw`; the header says so, and the
+    output is not passed through on the strength of a partial count."""
     if density not in DENSITIES:
         raise ValueError(f"unknown density {density!r}; one of {', '.join(DENSITIES)}")
     if budget is None:
@@ -174,12 +178,14 @@ def render(
 
     src = Source(raw, handle, cwd)
     src.kept = kept
+    src.counted = counted_bytes
+    whole = kept is None and counted_bytes is None
     if raw_tokens is None:
         raw_tokens = layout.count_raw(raw)
     elif not isinstance(raw_tokens, int):
         raw_tokens = raw_tokens.result()
 
-    if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS and kept is None:
+    if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS and whole:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "small output")
         if passthrough is not None:
             if not _census_is_content(facts):
@@ -188,7 +194,7 @@ def render(
             plan = build_plan(facts, src, density=density, requested_view=None)
             digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
             return digest if digest.tokens < passthrough.tokens and not digest.truncated else passthrough
-    if requested_view is None and density == "raw-capped" and raw_tokens < budget and kept is None:
+    if requested_view is None and density == "raw-capped" and raw_tokens < budget and whole:
         # The circuit breaker shows raw output; when all of it fits, that is the whole digest.
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "raw-capped: complete")
         if passthrough is not None:
@@ -197,7 +203,7 @@ def render(
     plan = build_plan(facts, src, density=density, requested_view=requested_view)
     digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
 
-    if requested_view is None and raw_tokens <= digest.tokens <= budget and kept is None:
+    if requested_view is None and raw_tokens <= digest.tokens <= budget and whole:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "digest not smaller")
         if passthrough is not None and passthrough.tokens <= digest.tokens:
             return passthrough
@@ -224,7 +230,7 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
     mode = "passthrough"  # an adaptation is in force: the footer declares it
     text, n = layout.with_header(
         lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, False, footer=True,
-                                        kept=src.kept),
+                                        kept=src.kept, counted=src.counted),
         body,
         header_last=True,
     )
@@ -237,7 +243,8 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
 def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reason, raw_tokens) -> Digest:
     mode = density
     # Upper bound of the header: the largest numbers it can show, and the truncated flag.
-    probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept)
+    probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept,
+                          counted=src.counted)
     body_budget = budget - tokens.count(probe) - 1
     slack = 0
     for _attempt in range(6):
@@ -246,7 +253,8 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
         body = "\n".join(line for g in chosen for line in g.lines)
         text, n = layout.with_header(
             lambda delivered, truncated=truncated: layout.header(facts, mode, reason, raw_tokens, delivered,
-                                                                  src.handle, truncated, kept=src.kept),
+                                                                  src.handle, truncated, kept=src.kept,
+                                                                  counted=src.counted),
             body,
         )
         if n <= budget:
@@ -255,7 +263,8 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
                           facts, omitted=omitted, reason=reason)
         slack += (n - budget) + 4 * (_attempt + 1)
     # The estimate kept missing (pathological tokenization): header and census counts only.
-    head = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept)
+    head = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept,
+                         counted=src.counted)
     text = tokens.truncate_to(head, budget)
     n = tokens.count(text)
     return Digest(text, n, raw_tokens, True, facts.profile, density, budget, src.handle, [], facts,
