@@ -16,7 +16,8 @@ behaviour identical to bash's:
   producer's next write fails (SIGPIPE) exactly as it would without ctx, so
   `yes | head -5` ends at once instead of writing until the disk is full.
 
-At the end it writes what it kept (reflex.capture.Kept) to STATS for `ctx run`.
+At the end it writes what it kept (reflex.capture.Kept) to STATS (created by `ctx run`)
+and exits, releasing the lock it holds on the capture while it writes it.
 
 stdlib-only; started once per sliced `ctx run`, so it imports next to nothing.
 """
@@ -28,7 +29,6 @@ import _signal
 
 from .capture import CHUNK, FileRing
 
-F_SETPIPE_SZ = 1031
 
 
 def main(argv=None):
@@ -40,7 +40,12 @@ def main(argv=None):
         for s in (_signal.SIGTERM, _signal.SIGHUP):
             _signal.signal(s, _raise_exit)
         try:
-            ring = FileRing(os.open(capture, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC), limit)
+            fd = os.open(capture, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            import fcntl
+            # Held until we exit: `ctx run` takes it before reading what we kept, so it never
+            # reads a capture we are still putting in order (the pipeline may be dying).
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            ring = FileRing(fd, limit)
         except OSError:
             ring = None  # no copy: forwarding the agent's output matters more
         _pump(ring)
@@ -60,11 +65,8 @@ def _raise_exit(signum, frame):
 
 
 def _pump(ring):
-    try:
-        import fcntl
-        fcntl.fcntl(0, F_SETPIPE_SZ, CHUNK)
-    except OSError:
-        pass  # not a pipe, or over the user's pipe limit: smaller reads, same bytes
+    # The pipe from the producer keeps its default size: a bigger one would let a producer
+    # that the slicer is about to stop write (and ctx keep, and count) that much more.
     buf = bytearray(CHUNK)
     view = memoryview(buf)
     while True:
@@ -85,7 +87,8 @@ def _pump(ring):
 
 
 def _write_stats(path, kept):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    # `ctx run` created the file and removes it when done: never create it after that.
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         os.write(fd, ("%d %d %d %d %d %s\n" % (kept.total, kept.head, kept.marker_len, kept.tail, kept.elided,
                                                 (kept.error or "-").replace(" ", "_"))).encode())

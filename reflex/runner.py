@@ -39,6 +39,7 @@ VIEW_LIMIT = 2 * 1024 * 1024
 # behind is taken for at most this long; then the pipe is closed.
 DRAIN_AFTER_EXIT_S = 0.5
 POLL_MS = 50
+TEE_WAIT_S = 5.0
 F_SETPIPE_SZ = 1031
 # Python ignores these in itself; a child must start with them at their defaults,
 # as it would under bash (subprocess does the same with restore_signals).
@@ -96,7 +97,7 @@ def main(argv):
         exit_code, view, view_kept, extra = code, b"", None, ""
     else:
         producer, pipe, slicer, stages = point
-        exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, limit)
+        exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit)
         extra = ',"producer":%s,"slicer":%s,"slicer_exit":%d' % (
             wire.json_str(producer), wire.json_str(slicer), exit_code)
         if view_kept.elided:
@@ -206,12 +207,16 @@ def _run_captured(command, cfd, limit):
     return status, ring.finish()
 
 
-def _run_sliced(producer, pipe, slicer, stages, capture, limit):
+def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit):
     """Run the whole command with the tee before the slicer.
 
     -> (bash's exit status, the producer's status, Kept of the capture, view bytes, Kept of the view)."""
     stats_path = capture + ".kept"
     status_path = capture + ".status"
+    try:
+        os.close(os.open(stats_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # the tee then reports nothing, and only the capture's head is trusted
     tee = _tee_command(capture, limit, stats_path)
     text = "%s %s %s | %s" % (producer, pipe, tee, slicer)
     if _shell().endswith("bash"):
@@ -236,6 +241,7 @@ def _run_sliced(producer, pipe, slicer, stages, capture, limit):
     finally:
         os.close(rfd)
     view_bytes, view_kept = view.finish()
+    _wait_for_tee(cfd)
     kept = _tee_kept(capture, stats_path, limit)
     producer_status = status
     statuses = _read_small(status_path).split()
@@ -251,6 +257,23 @@ def _run_sliced(producer, pipe, slicer, stages, capture, limit):
         except OSError:
             pass
     return status, producer_status, kept, view_bytes, view_kept
+
+
+def _wait_for_tee(cfd):
+    """Wait (bounded) until no tee holds the capture's lock: when the pipeline was killed, the
+    tee may still be putting the capture in order after bash is gone."""
+    import fcntl
+    deadline = time.monotonic() + TEE_WAIT_S
+    while True:
+        try:
+            fcntl.flock(cfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return  # held until cfd is closed: a tee starting this late leaves the capture alone
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        except OSError:
+            return
 
 
 def _tee_command(capture, limit, stats_path):
