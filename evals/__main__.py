@@ -28,6 +28,7 @@ BENCHES = {
     "throughput": ("bench_throughput.py", ["--events-per-client", "300"], ["--events-per-client", "2500"], 300),
     "durability": ("bench_durability.py", ["--events", "2000", "--min-gap", "0.3", "--max-gap", "0.8"], [], 600),
     "run": ("bench_run.py", ["--runs", "10"], ["--runs", "30"], 300),
+    "huge": ("bench_huge.py", ["--quick"], [], 900),
     "signature": ("bench_signature.py", ["--rounds", "3"], [], 300),
     "safety": ("bench_safety.py", ["--rounds", "10", "--imports", "3"], [], 300),
     "digest": ("bench_digest.py", ["--quick"], [], 600),
