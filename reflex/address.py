@@ -171,29 +171,76 @@ def count_lines(raw: bytes) -> int:
     return raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
 
 
-def line_starts(raw: bytes) -> "array[int]":
-    """Byte offset where each line starts; entry k-1 is line k.  One pass, for repeated lookups.
+def line_starts(raw: bytes) -> "LineStarts":
+    """Byte offset where each line starts; entry k-1 is line k.  For repeated lookups."""
+    return LineStarts(raw)
 
-    An array of machine integers, built a megabyte at a time: a 4 MiB output of one-character
-    lines has two million of them, which as a list of ints would cost ~70 MB."""
-    from array import array
 
-    starts = array("q")
-    n = len(raw)
-    base = 0
-    plus_one = (1).__add__
-    while base < n:
-        # Chunks end just after a newline, so each one starts a line (all C-level loops).
-        end = raw.rfind(b"\n", base, base + (1 << 20)) + 1
-        if end <= base:
-            end = raw.find(b"\n", base + (1 << 20)) + 1 or n
-        parts = raw[base:end].split(b"\n")
-        parts.pop()  # empty after a final newline, else the last line's text (no newline follows it)
-        starts.fromlist(list(accumulate(map(plus_one, map(len, parts)), initial=base)))
-        if raw[end - 1 : end] == b"\n":
-            starts.pop()  # == end: where the next chunk (or nothing, at the end) starts
-        base = end
-    return starts
+class LineStarts:
+    """Where each line of `raw` starts, as a read-only sequence, without a list of every start.
+
+    A 4 MiB output of one-character lines has two million lines: listing their starts
+    costs ~1.5 s and ~70 MB.  This keeps the number of newlines before each block of
+    BLOCK bytes (counted at C speed, a few ms); entry i is found from its block with at
+    most BLOCK finds, and bisect_right(offset) is one count.
+    """
+
+    BLOCK = 1024
+
+    def __init__(self, raw: bytes):
+        self.raw = raw
+        n = len(raw)
+        block = self.BLOCK
+        # before[k]: newlines in raw[:k * BLOCK]
+        self._before = list(accumulate((raw.count(b"\n", k, k + block) for k in range(0, n, block)), initial=0))
+        total = self._before[-1]
+        self._len = 0 if not n else total + (0 if raw.endswith(b"\n") else 1)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> int:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError("line start index out of range")
+        if i == 0:
+            return 0
+        # The start of line i+1 follows the i-th newline.
+        from bisect import bisect_left
+
+        k = bisect_left(self._before, i) - 1  # the block holding the i-th newline
+        pos = k * self.BLOCK
+        for _ in range(i - self._before[k]):
+            pos = self.raw.index(b"\n", pos) + 1
+        return pos
+
+    def __iter__(self):
+        if not self._len:
+            return
+        yield 0
+        raw, n = self.raw, len(self.raw)
+        at = raw.find(b"\n")
+        while 0 <= at < n - 1:
+            yield at + 1
+            at = raw.find(b"\n", at + 1)
+
+    def bisect_right(self, offset: int) -> int:
+        """How many lines start at or before `offset` (bisect.bisect_right on the starts)."""
+        if offset < 0 or not self._len:
+            return 0
+        return min(1 + self.raw.count(b"\n", 0, min(offset, len(self.raw))), self._len)
+
+
+def bisect_starts(starts, offset: int) -> int:
+    """bisect_right(starts, offset) for a LineStarts or any sorted sequence."""
+    if isinstance(starts, LineStarts):
+        return starts.bisect_right(offset)
+    from bisect import bisect_right
+
+    return bisect_right(starts, offset)
 
 
 def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None) -> tuple[int, int]:
@@ -216,11 +263,9 @@ def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None
 
 def lines_of_span(starts: list[int], span: tuple[int, int], total: int) -> tuple[int, int]:
     """The 1-based inclusive line range covering byte span [start, end) of an output of `total` bytes."""
-    from bisect import bisect_right
-
     start, end = span
-    first = bisect_right(starts, start)
-    last = bisect_right(starts, max(start, end - 1))
+    first = bisect_starts(starts, start)
+    last = bisect_starts(starts, max(start, end - 1))
     return (max(first, 1), max(last, first, 1))
 
 
