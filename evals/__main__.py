@@ -35,6 +35,7 @@ BENCHES = {
     "durability": ("bench_durability.py", ["--events", "600", "--clients", "4", "--min-gap", "0.3", "--max-gap", "0.6"], [], 600,
                    "bench_durability.json"),
     "run": ("bench_run.py", ["--runs", "3"], ["--runs", "30"], 300, "bench_run.json"),
+    "huge": ("bench_huge.py", ["--quick"], [], 900, "bench_huge.json"),
     "signature": ("bench_signature.py", ["--rounds", "1"], [], 300, "bench_signature.json"),
     "safety": ("bench_safety.py", ["--rounds", "2", "--imports", "2"], [], 300, "bench_safety.json"),
     "invariance": ("bench_invariance.py", ["--payloads", "300", "--pathological-rounds", "1"],

@@ -116,6 +116,40 @@ def run_rows():
     return out
 
 
+def huge_rows():
+    d = _load("bench_huge.json")
+    if not d:
+        return [row(5, "huge output through ctx run", None, note="not measured")]
+    out = []
+    for name, w in d.get("workloads", {}).items():
+        mb = "%.0f MB %s" % (w["output_bytes"] / 1e6, name)
+        out.append(row(5, "ctx run wall time, %s" % mb, w["ctx_run_s"], "s", "bare, stdout to a pipe",
+                       w["bare_to_pipe_s"], note="bare to /dev/null: %s s" % w["bare_to_devnull_s"]))
+        v = w["digest_after_exit_s"]["median"]
+        out.append(row(5, "digest latency after the command's exit, %s" % mb, v, "s", target="< 2 s", ok=v < 2,
+                       note="daemon side (store + count + digest) %s s" % w["daemon_side_s"]["median"]))
+        v = w["daemon_rss_mb"]["peak"]
+        out.append(row(5, "daemon peak RSS, %s" % mb, v, "MB", "warm daemon", w["daemon_rss_mb"]["warm"],
+                       "<= 200 MB", v <= 200))
+        v = w["agent_stdout_bytes"]
+        out.append(row(5, "bytes the agent got, %s" % mb, v, "B", "output", w["output_bytes"],
+                       "a digest, never the raw bytes", v < 64 * 1024, note=w["header"][:160]))
+        worst = max(g["max_s"] for g in w["get_s"].values())
+        out.append(row(5, "ctx get, slowest of first/middle/last/whole, %s" % mb, worst, "s", target="< 2 s",
+                       ok=worst < 2, note="; ".join("%s %.2f s" % (k, g["median_s"]) for k, g in w["get_s"].items())))
+        v = w["capture_dir_peak_bytes"]
+        out.append(row(5, "capture on disk at its largest, %s" % mb, v, "B", "capture limit", d["capture_limit"],
+                       "<= limit + one marker and a block", v <= d["capture_limit"] + 8192,
+                       note="stored blob %d B (%d compressed)" % (w["stored_blob_bytes"],
+                                                                  w["stored_blob_compressed_bytes"])))
+    for name, p in d.get("pipelines", {}).items():
+        out.append(row(5, "`%s` through ctx run" % name, p["ctx_run_s"], "s", "bare bash pipeline", p["bare_s"],
+                       "<= 1.5x" if p["target_applies"] else None,
+                       (p["ratio"] <= 1.5) if p["target_applies"] else None,
+                       note="+%.0f ms" % p["overhead_ms"]))
+    return out
+
+
 def signature_rows():
     d = _load("bench_signature.json")
     if not d:
@@ -296,7 +330,7 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
-EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
+EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
               ledger_guard_rows]
 

@@ -14,11 +14,15 @@ Three address forms select bytes of it:
     r:7f3a2c9d01ab#<test id>     the detail block of one failing test, the id
                                  exactly as the runner printed it (pytest
                                  nodeid, go Test/sub, cargo path, jest title)
+    r:7f3a2c9d01ab:B4096-70000   bytes 4096..69999 (0-based, end exclusive): how
+                                 `ctx get` continues a page that had to end
+                                 inside a line too long for one answer
 
 Lines are split on b"\\n" only.  Line k covers the bytes from the start of the
 line through its terminating b"\\n" (the last line may have none); a range is
 therefore the half-open byte span ``line_span(raw, a, b)`` and always starts and
-ends on a UTF-8 boundary.  A range past the end is clamped to the last line.
+ends on a UTF-8 boundary.  A range that runs past the end is clamped to the last
+line; one that starts past it names nothing (`ctx get` answers miss).
 
 Hints
 -----
@@ -48,7 +52,8 @@ B3_HEX = 8
 
 HANDLE_RE = re.compile(r"r:[0-9a-f]{%d}" % HANDLE_HEX)
 _ADDRESS_RE = re.compile(
-    r"r:(?P<h>[0-9a-f]{%d})(?::L(?P<a>[0-9]{1,9})-(?P<b>[0-9]{1,9})|#(?P<t>[^\n\r]+))?"
+    r"r:(?P<h>[0-9a-f]{%d})(?::L(?P<a>[0-9]{1,9})-(?P<b>[0-9]{1,9})|:B(?P<ba>[0-9]{1,12})-(?P<bb>[0-9]{1,12})"
+    r"|#(?P<t>[^\n\r]+))?"
     % HANDLE_HEX
 )
 _B3_RE = re.compile(r"b3=(?P<b3>[0-9a-f]{%d,64})" % B3_HEX)
@@ -60,17 +65,21 @@ _HINT_START_RE = re.compile(r"ctx get (?=['\"]?r:[0-9a-f]{%d})" % HANDLE_HEX)
 
 @dataclass(frozen=True)
 class Address:
-    """A parsed address: kind is "whole", "lines" or "test"."""
+    """A parsed address: kind is "whole", "lines", "bytes" or "test"."""
 
     handle: str  # "r:<12 hex>"
     kind: str
     first_line: int | None = None
     last_line: int | None = None
     test_id: str | None = None
+    start: int | None = None  # bytes: half-open [start, end)
+    end: int | None = None
 
     def __str__(self) -> str:
         if self.kind == "lines":
             return format_lines(self.handle, self.first_line, self.last_line)
+        if self.kind == "bytes":
+            return format_bytes(self.handle, self.start, self.end)
         if self.kind == "test":
             return format_test(self.handle, self.test_id)
         return self.handle
@@ -93,6 +102,11 @@ def parse_address(s: str) -> Address | None:
         if a < 1 or b < a:
             return None
         return Address(handle, "lines", first_line=a, last_line=b)
+    if m["ba"] is not None:
+        start, end = int(m["ba"]), int(m["bb"])
+        if end <= start:
+            return None
+        return Address(handle, "bytes", start=start, end=end)
     if m["t"] is not None:
         return Address(handle, "test", test_id=m["t"])
     return Address(handle, "whole")
@@ -129,6 +143,10 @@ def format_lines(handle: str, first: int, last: int) -> str:
     return f"{handle}:L{first}-{last}"
 
 
+def format_bytes(handle: str, start: int, end: int) -> str:
+    return f"{handle}:B{start}-{end}"
+
+
 def format_test(handle: str, test_id: str) -> str:
     return f"{handle}#{test_id}"
 
@@ -153,16 +171,76 @@ def count_lines(raw: bytes) -> int:
     return raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
 
 
-def line_starts(raw: bytes) -> list[int]:
-    """Byte offset where each line starts; entry k-1 is line k.  One pass, for repeated lookups."""
-    if not raw:
-        return []
-    starts = [0]
-    starts.extend(accumulate(len(part) + 1 for part in raw.split(b"\n")))
-    starts.pop()  # the offset past the final segment
-    if raw.endswith(b"\n"):
-        starts.pop()  # the empty segment after the trailing newline is not a line
-    return starts
+def line_starts(raw: bytes) -> "LineStarts":
+    """Byte offset where each line starts; entry k-1 is line k.  For repeated lookups."""
+    return LineStarts(raw)
+
+
+class LineStarts:
+    """Where each line of `raw` starts, as a read-only sequence, without a list of every start.
+
+    A 4 MiB output of one-character lines has two million lines: listing their starts
+    costs ~1.5 s and ~70 MB.  This keeps the number of newlines before each block of
+    BLOCK bytes (counted at C speed, a few ms); entry i is found from its block with at
+    most BLOCK finds, and bisect_right(offset) is one count.
+    """
+
+    BLOCK = 1024
+
+    def __init__(self, raw: bytes):
+        self.raw = raw
+        n = len(raw)
+        block = self.BLOCK
+        # before[k]: newlines in raw[:k * BLOCK]
+        self._before = list(accumulate((raw.count(b"\n", k, k + block) for k in range(0, n, block)), initial=0))
+        total = self._before[-1]
+        self._len = 0 if not n else total + (0 if raw.endswith(b"\n") else 1)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> int:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError("line start index out of range")
+        if i == 0:
+            return 0
+        # The start of line i+1 follows the i-th newline.
+        from bisect import bisect_left
+
+        k = bisect_left(self._before, i) - 1  # the block holding the i-th newline
+        pos = k * self.BLOCK
+        for _ in range(i - self._before[k]):
+            pos = self.raw.index(b"\n", pos) + 1
+        return pos
+
+    def __iter__(self):
+        if not self._len:
+            return
+        yield 0
+        raw, n = self.raw, len(self.raw)
+        at = raw.find(b"\n")
+        while 0 <= at < n - 1:
+            yield at + 1
+            at = raw.find(b"\n", at + 1)
+
+    def bisect_right(self, offset: int) -> int:
+        """How many lines start at or before `offset` (bisect.bisect_right on the starts)."""
+        if offset < 0 or not self._len:
+            return 0
+        return min(1 + self.raw.count(b"\n", 0, min(offset, len(self.raw))), self._len)
+
+
+def bisect_starts(starts, offset: int) -> int:
+    """bisect_right(starts, offset) for a LineStarts or any sorted sequence."""
+    if isinstance(starts, LineStarts):
+        return starts.bisect_right(offset)
+    from bisect import bisect_right
+
+    return bisect_right(starts, offset)
 
 
 def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None) -> tuple[int, int]:
@@ -185,11 +263,9 @@ def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None
 
 def lines_of_span(starts: list[int], span: tuple[int, int], total: int) -> tuple[int, int]:
     """The 1-based inclusive line range covering byte span [start, end) of an output of `total` bytes."""
-    from bisect import bisect_right
-
     start, end = span
-    first = bisect_right(starts, start)
-    last = bisect_right(starts, max(start, end - 1))
+    first = bisect_starts(starts, start)
+    last = bisect_starts(starts, max(start, end - 1))
     return (max(first, 1), max(last, first, 1))
 
 

@@ -30,6 +30,10 @@ class BlobDamaged(Exception):
     pass
 
 
+class BlobTooLarge(Exception):
+    """The blob holds more than the caller will hold in memory (see BlobStore.chunks)."""
+
+
 def blob_id(data):
     return "b3:" + blake3(data).hexdigest()
 
@@ -70,8 +74,20 @@ class BlobStore:
             raise
         return bid
 
-    def get(self, bid):
-        """The exact bytes of blob `bid`, verified.  Raises BlobMissing / BlobDamaged."""
+    def get(self, bid, max_bytes=None):
+        """The exact bytes of blob `bid`, verified.  Raises BlobMissing / BlobDamaged.
+
+        With `max_bytes`, a larger blob raises BlobTooLarge after reading at most that much
+        (blobs stored before captures were bounded can hold a gigabyte)."""
+        if max_bytes is not None:
+            parts = []
+            n = 0
+            for chunk in self.chunks(bid):
+                n += len(chunk)
+                if n > max_bytes:
+                    raise BlobTooLarge("%s holds more than %d bytes" % (bid, max_bytes))
+                parts.append(chunk)
+            return b"".join(parts)
         hexd = bid.split(":", 1)[-1]
         path = self._path(hexd)
         try:
@@ -133,6 +149,15 @@ class BlobStore:
             raise BlobDamaged("%s: compressed stream is truncated" % bid)
         if h.hexdigest() != hexd:
             raise BlobDamaged("%s: content does not match its hash" % bid)
+
+    def chunks(self, bid, size=1 << 20):
+        """stream(), for a reader of the output (`ctx get`): reading to the end counts as a use,
+        so retention keeps what agents still read."""
+        yield from self.stream(bid, size)
+        try:
+            os.utime(self._path(bid.split(":", 1)[-1]))
+        except OSError:
+            pass
 
     def sidecar(self, bid, suffix):
         """Where derived data about blob `bid` lives (next to it; retention removes it with the blob)."""

@@ -52,7 +52,7 @@ def write_launcher(paths, python=None):
 # started with PYTHONDONTWRITEBYTECODE (set on some machines, including
 # these) never writes .pyc files and would re-compile them from source on
 # every call; existing .pyc files are still read.
-HOT_MODULES = ("entry", "hook", "client", "wire", "paths", "payload", "runner", "pipesplit", "retrieve",
+HOT_MODULES = ("entry", "hook", "client", "wire", "paths", "payload", "runner", "pipesplit", "pipetee", "capture", "retrieve",
                "spool", "local_decision", "claude_answers", "project", "safety", "address")
 
 

@@ -1,15 +1,18 @@
-"""Splitting `producer | slicer` so ctx run can keep what the slicer would cut.
+"""Finding `producer | slicer` so ctx run can keep what the slicer would cut.
 
-An agent's `pytest -q 2>&1 | tail -20` asks for the last 20 lines; run as one
-pipeline, the census and the handle would be cut away with everything else.
-ctx run instead runs the producer (capturing all of its output), then feeds
-that output to the agent's own slicer, verbatim, and prints a header with the
-census above exactly what the slicer printed.  This module finds the split
-point: the top-level pipe after which every stage is a pure slicer.
+An agent's `pytest -q 2>&1 | tail -20` asks for the last 20 lines; run as is, the
+census and the handle would be cut away with everything else.  ctx run keeps the
+agent's command whole and inserts one stage at the split point found here (the
+top-level pipe after which every stage is a pure slicer): a tee that copies the
+producer's stream to the slicer and keeps a bounded copy (reflex.pipetee).  bash
+still runs the whole command, so lists before the pipeline, pipefail and SIGPIPE
+behave exactly as without ctx; the digest header with the census goes above what the
+slicer printed.
 
 Deliberately conservative: anything it does not fully understand (heredocs,
 command lists after the pipe, redirections or substitutions in a slicer, an
-unbalanced quote) means "no split", and the command runs as written.
+unbalanced quote, a trailing line continuation) means "no split", and the command
+runs as written.
 
 stdlib-only.
 """
@@ -98,12 +101,24 @@ def _is_slicer(stage):
 
 def split(command):
     """-> (producer, slicer) or None.  `slicer` is every trailing slicer stage, as written."""
+    point = split_point(command)
+    return (point[0], point[2]) if point else None
+
+
+def split_point(command):
+    """-> (producer, pipe, slicer, slicer stages) or None.
+
+    `pipe` is "|" or "|&" as written; `producer + " " + pipe + " " + slicer` runs as the command did."""
     marks = _scan(command)
     if not marks:
         return None
+    tail = command.rstrip()
+    if (len(tail) - len(tail.rstrip("\\"))) % 2 == 1:
+        return None  # a line continuation: text appended after the command would join the slicer's words
     # Everything after the split must be pipes between slicers: walk back
     # from the end while stages are slicers.
     split_at = None
+    stages = 0
     end = len(command)
     for kind, pos in reversed(marks):
         if kind not in ("|", "|&"):
@@ -112,6 +127,7 @@ def split(command):
         if not _is_slicer(stage.strip()):
             break
         split_at = (kind, pos)
+        stages += 1
         end = pos
     if split_at is None:
         return None
@@ -120,7 +136,4 @@ def split(command):
     slicer = command[pos + (2 if kind == "|&" else 1):].strip()
     if not producer:
         return None
-    # A list operator inside the producer binds looser than the pipe
-    # (`cd x && pytest | tail`): running `cd x && pytest` and then slicing
-    # its output is the same observable result.
-    return producer, slicer
+    return producer, kind, slicer, stages

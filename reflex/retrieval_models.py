@@ -34,9 +34,10 @@ class Know(BaseModel):
     bytes: int
     text: str
     truncated: bool = False
-    next: str | None = None       # the address that continues a truncated answer
+    next: str | None = None       # the address of the rest of a truncated answer (an L- or B-range)
     redacted: int = 0             # how many secret values were masked
     neutralized: int = 0          # lines escaped because they read as ctx's or the harness's control text
+    lossy: bool = False           # `text` is not the exact bytes: not UTF-8 (binary), shown with U+FFFD
     matches: int | None = None    # search only: matching lines (a lower bound when not complete)
     complete: bool | None = None  # search only: False when the time limit stopped it before it read everything
 

@@ -1,13 +1,23 @@
-"""`ctx run -- CMD...`: run a command, keep its full output, print what the daemon says.
+"""`ctx run -- CMD...`: run a command, keep a bounded copy of its output, print what the daemon says.
 
 Contract with the agent: the command runs with bash semantics in the current
-directory, stdin passes through, the exit code is the command's own (128+N
-when a signal N killed it), and stdout+stderr are captured merged, in order,
-exactly as the command wrote them (one file descriptor shared by both, as
-`2>&1` would).  The capture goes to a 0600 file under CTX_HOME/captures; the
-daemon turns it into a blob and a ledger row and answers with what to print.
-Without a daemon the raw output is printed unchanged and the capture is
-spooled, so nothing is lost and the exit code is kept.
+directory, stdin passes through, and the exit status is bash's own (128+N when a
+signal N killed it).  Children start with SIGPIPE and SIGXFSZ at their defaults
+(Python ignores both in itself), so pipelines end and fail as they do under bash.
+
+Without a trailing slicer, stdout+stderr go to one pipe (merged in order, as `2>&1`
+would) that ctx run moves into the capture file under CTX_HOME/captures (0600).
+With one (`pytest 2>&1 | tail -20`, see pipesplit), bash runs the agent's whole
+command with a tee inserted before the slicer (reflex.pipetee): the capture holds
+what the producer piped, the slicer's output (the "view") comes back to ctx run,
+the producer's unpiped stderr reaches the agent directly, and `| head -5` stops the
+producer exactly as it would without ctx.
+
+Captures and views are bounded (reflex.capture): the first and last part of a huge
+output are kept, the middle is declared elided, and no output can fill a disk.  The
+daemon turns the capture into a blob and a ledger row and answers with what to
+print.  Without a daemon, the captured output is printed as is and the run is
+spooled, so nothing more is lost and the exit status is kept.
 
 stdlib-only: no subprocess (it imports threading/selectors), no json.
 """
@@ -18,10 +28,22 @@ import time
 
 import _signal  # not `signal`: its enum wrappers cost ~3 ms per call here
 
-from . import client, paths as paths_mod, wire
+from . import capture as capture_mod, client, paths as paths_mod, wire
 
 FINISH_TIMEOUT = float(os.environ.get("CTX_RUN_FINISH_TIMEOUT", "10"))
 CAPTURE_MIN_FREE = 16 * 1024 * 1024
+# What a slicer printed is kept head + tail like a capture, at most this much: the
+# digest shows at most a few thousand tokens of it.
+VIEW_LIMIT = 2 * 1024 * 1024
+# After the command exits, output still arriving from a background process it left
+# behind is taken for at most this long; then the pipe is closed.
+DRAIN_AFTER_EXIT_S = 0.5
+POLL_MS = 50
+TEE_WAIT_S = 5.0
+F_SETPIPE_SZ = 1031
+# Python ignores these in itself; a child must start with them at their defaults,
+# as it would under bash (subprocess does the same with restore_signals).
+CHILD_DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
 
 def _shell():
@@ -59,39 +81,41 @@ def main(argv):
             if st.f_bavail * st.f_frsize < CAPTURE_MIN_FREE:
                 raise OSError(28, "only %d bytes free under %s" % (st.f_bavail * st.f_frsize, paths.captures))
             capture = os.path.join(paths.captures, uid + ".out")
-            cfd = os.open(uid + ".out", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=cap_dir)
+            cfd = os.open(uid + ".out", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                          dir_fd=cap_dir)
         finally:
             os.close(cap_dir)
     except OSError as e:
         # Cannot capture (disk full, read-only home): run the command plainly.
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
         sys.stdout.flush()
+        for s in CHILD_DEFAULT_SIGNALS:
+            _signal.signal(s, _signal.SIG_DFL)  # exec keeps ignored signals ignored
         os.execv(_shell(), [_shell(), "-c", command])
-    from .pipesplit import split
-    parts = split(command)
-    producer, slicer = parts if parts else (command, None)
-    _announce(paths, uid, capture)
+    limit = capture_mod.limit_from_env()
+    from .pipesplit import split_point
+    point = split_point(command)
+    _announce(paths, uid, capture, limit)
     t0 = time.time()
-    code = _run(producer, cfd)
-    duration_ms = (time.time() - t0) * 1000.0
-    view = b""
-    exit_code = code
-    if slicer is not None:
-        # The agent's own slicer, verbatim, over the full output: what the
-        # pipeline would have printed, and (no pipefail) its exit status.
-        view, exit_code = _slice(slicer, cfd, capture + ".view")
-    extra = ""
-    if slicer is not None:
+    if point is None:
+        code, kept = _run_captured(command, cfd, limit)
+        exit_code, view, view_kept, extra = code, b"", None, ""
+    else:
+        producer, pipe, slicer, stages = point
+        exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit)
         extra = ',"producer":%s,"slicer":%s,"slicer_exit":%d' % (
             wire.json_str(producer), wire.json_str(slicer), exit_code)
-    body = view[:VIEW_CAP]
+        if view_kept.elided:
+            extra += ',"view_bytes":%d' % view_kept.total
+    duration_ms = (time.time() - t0) * 1000.0
+    extra += kept.header_fields()
     head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
             '"session":%s,"exit":%d,"duration_ms":%.3f%s,"len":%d}\n'
             % (wire.PROTOCOL, uid, t0, wire.json_str(capture), wire.json_str(command),
                wire.json_str(os.getcwd()), wire.json_str(os.environ.get("CLAUDE_CODE_SESSION_ID", "")),
-               code, duration_ms, extra, len(body))).encode()
+               code, duration_ms, extra, len(view))).encode()
     try:
-        reply, out = client.request(paths, head, body, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
+        reply, out = client.request(paths, head, view, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)
         ok = wire.header_true(reply, "ok")
     except client.Unavailable as e:
         ok = False
@@ -100,23 +124,23 @@ def main(argv):
     if ok:
         n_out = wire.header_int(reply, "out", 0) or 0
         if wire.header_true(reply, "print_raw"):
-            if slicer is not None:
+            if point is not None:
                 _write(view)
             else:
                 _copy_to_stdout(cfd)
         _write(out[:n_out])
         os.close(cfd)
         return exit_code
-    # Fail open: what the command would have printed, capture spooled for
-    # the daemon to ingest later.
-    if slicer is not None:
+    # Fail open: what the command printed (bounded like the capture), the run
+    # spooled for the daemon to ingest later.
+    if point is not None:
         _write(view)
     else:
         _copy_to_stdout(cfd)
     os.close(cfd)
     from . import spool
     try:
-        spool.write(paths.spool, uid, head[:-2] + b',"spooled":true}\n' + body)
+        spool.write(paths.spool, uid, head[:-2] + b',"spooled":true}\n' + view)
     except OSError:
         pass
     try:
@@ -126,53 +150,41 @@ def main(argv):
     return exit_code
 
 
-VIEW_CAP = 4 * 1024 * 1024
-
-
-def _announce(paths, uid, capture):
+def _announce(paths, uid, capture, limit):
     """Tell the daemon where the output goes, so it can count tokens while the command runs.
 
-    Best effort with a tight budget: without a daemon the run proceeds unchanged."""
-    head = ('{"v":%d,"op":"run.start","uid":"%s","capture":%s}\n'
-            % (wire.PROTOCOL, uid, wire.json_str(capture))).encode()
+    `stable` is how many leading bytes of the capture never change once written (its
+    head, see reflex.capture).  Best effort with a tight budget: without a daemon the
+    run proceeds unchanged."""
+    head = ('{"v":%d,"op":"run.start","uid":"%s","capture":%s,"stable":%d}\n'
+            % (wire.PROTOCOL, uid, wire.json_str(capture), capture_mod.split_limit(limit)[0])).encode()
     try:
         client.request(paths, head, connect_timeout=0.05, reply_timeout=0.2)
     except client.Unavailable:
         pass
 
 
-def _slice(slicer, cfd, view_path):
-    """Run the slicer over the captured output; -> (its output, its exit code)."""
-    os.lseek(cfd, 0, os.SEEK_SET)
-    vfd = os.open(view_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.unlink(view_path)  # anonymous from here on; closed below
-        sh = _shell()
-        pid = os.posix_spawn(sh, [sh, "-c", slicer], os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, cfd, 0),
-                                           (os.POSIX_SPAWN_DUP2, vfd, 1),
-                                           (os.POSIX_SPAWN_DUP2, vfd, 2)])
-        code = _wait(pid)
-        os.lseek(vfd, 0, os.SEEK_SET)
-        chunks = []
-        total = 0
-        while total <= VIEW_CAP:
-            c = os.read(vfd, 1 << 20)
-            if not c:
-                break
-            chunks.append(c)
-            total += len(c)
-        return b"".join(chunks), code
-    finally:
-        os.close(vfd)
+def _spawn(command, stdio):
+    """Start `bash -c command` with `stdio` ({child fd: our fd}) and default signal dispositions.
 
-
-def _run(command, out_fd):
+    fork + exec rather than posix_spawn: glibc's posix_spawn leaves its internal real-time
+    signals (32, 33) ignored in the child and cannot be told otherwise; a shell's fork never
+    does.  ctx run has no threads, so forking is safe."""
     sh = _shell()
-    pid = os.posix_spawn(sh, [sh, "-c", command], os.environ,
-                         file_actions=[(os.POSIX_SPAWN_DUP2, out_fd, 1),
-                                       (os.POSIX_SPAWN_DUP2, out_fd, 2)])
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for s in CHILD_DEFAULT_SIGNALS:
+                _signal.signal(s, _signal.SIG_DFL)
+            for child_fd, fd in stdio.items():
+                os.dup2(fd, child_fd)
+            os.execv(sh, [sh, "-c", command])
+        finally:
+            os._exit(127)
+    return pid
 
+
+def _forward_signals(pid):
     def forward(signum, _frame):
         try:
             os.kill(pid, signum)
@@ -183,19 +195,198 @@ def _run(command, out_fd):
     # SIGINT from a terminal reaches the child through the process group;
     # we only need to survive it long enough to record the run.
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-    return _wait(pid)
+
+
+def _run_captured(command, cfd, limit):
+    """Run `command` with stdout+stderr into the bounded capture; -> (exit status, Kept)."""
+    rfd, wfd = os.pipe2(os.O_CLOEXEC)
+    try:
+        _bigger_pipe(rfd)
+        pid = _spawn(command, {1: wfd, 2: wfd})
+    finally:
+        os.close(wfd)
+    _forward_signals(pid)
+    ring = capture_mod.FileRing(cfd, limit)
+    try:
+        status = _pump(pid, rfd, ring.take)
+    finally:
+        os.close(rfd)
+    return status, ring.finish()
+
+
+def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit):
+    """Run the whole command with the tee before the slicer.
+
+    -> (bash's exit status, the producer's status, Kept of the capture, view bytes, Kept of the view)."""
+    stats_path = capture + ".kept"
+    status_path = capture + ".status"
+    try:
+        os.close(os.open(stats_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # the tee then reports nothing, and only the capture's head is trusted
+    tee = _tee_command(capture, limit, stats_path)
+    text = "%s %s %s | %s" % (producer, pipe, tee, slicer)
+    if _shell().endswith("bash"):
+        # The producer's own status for the digest header (bash reports the slicer's);
+        # hidden from `set -x`, and the shell still exits with the pipeline's status.
+        text += ('\n{ __ctx_rc=$? __ctx_ps="${PIPESTATUS[*]}"; set +x; } 2>/dev/null; '
+                 '{ printf "%%s\\n" "$__ctx_ps" >%s; } 2>/dev/null; exit $__ctx_rc' % _sh_quote(status_path))
+    rfd, wfd = os.pipe2(os.O_CLOEXEC)
+    try:
+        pid = _spawn(text, {1: wfd})
+    finally:
+        os.close(wfd)
+    _forward_signals(pid)
+    view = capture_mod.MemoryHeadTail(VIEW_LIMIT)
+
+    def take(fd):
+        data = os.read(fd, 1 << 16)
+        view.write(data)
+        return len(data)
+    try:
+        status = _pump(pid, rfd, take)
+    finally:
+        os.close(rfd)
+    view_bytes, view_kept = view.finish()
+    _wait_for_tee(cfd)
+    kept = _tee_kept(capture, stats_path, limit)
+    producer_status = status
+    statuses = _read_small(status_path).split()
+    # PIPESTATUS holds the producer's stages, the tee, then `stages` slicer stages.
+    if len(statuses) >= stages + 2:
+        try:
+            producer_status = int(statuses[-(stages + 2)])
+        except ValueError:
+            pass
+    for p in (stats_path, status_path):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    return status, producer_status, kept, view_bytes, view_kept
+
+
+def _wait_for_tee(cfd):
+    """Wait (bounded) until no tee holds the capture's lock: when the pipeline was killed, the
+    tee may still be putting the capture in order after bash is gone."""
+    import fcntl
+    deadline = time.monotonic() + TEE_WAIT_S
+    while True:
+        try:
+            fcntl.flock(cfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return  # held until cfd is closed: a tee starting this late leaves the capture alone
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        except OSError:
+            return
+
+
+def _tee_command(capture, limit, stats_path):
+    # -S: the tee needs the standard library and this package only, and starts faster without site.
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = "import sys;sys.path.insert(0,%r);from reflex.pipetee import main;main()" % package_parent
+    python = sys.executable or "python3"
+    return " ".join(_sh_quote(w) for w in (python, "-S", "-c", code, capture, str(limit), stats_path))
+
+
+def _tee_kept(capture, stats_path, limit):
+    from .pipetee import read_stats
+    kept = read_stats(stats_path)
+    if kept is not None:
+        return kept
+    try:
+        size = os.stat(capture).st_size
+    except OSError:
+        size = 0
+    head, _ = capture_mod.split_limit(limit)
+    if size <= head:
+        # The tee never ran (`false && x | tail`) or was stopped inside the head, which is in order.
+        return capture_mod.Kept(size, size)
+    # Stopped while its ring was not yet in order: only the head can be trusted.
+    try:
+        fd = os.open(capture, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return capture_mod.Kept(size, 0, 0, 0, size, "the pipeline's tee did not finish")
+    try:
+        return capture_mod.cut_short(fd, head, size, "the pipeline's tee did not finish")
+    finally:
+        os.close(fd)
+
+
+def _pump(pid, rfd, take):
+    """Feed the command's pipe to `take` until it closes (or the command exits and goes quiet).
+
+    -> the command's exit status.  A background process the command left running may
+    hold the pipe open forever: after the command exits, output is taken for at most
+    DRAIN_AFTER_EXIT_S, then the pipe is closed."""
+    import select
+    os.set_blocking(rfd, False)
+    poller = select.poll()
+    poller.register(rfd, select.POLLIN)
+    status = None
+    deadline = None
+    while True:
+        try:
+            if take(rfd) == 0:
+                break  # every writer closed the pipe
+            continue
+        except BlockingIOError:
+            pass
+        if status is None:
+            status = _reap(pid)
+            if status is not None:
+                deadline = time.monotonic() + DRAIN_AFTER_EXIT_S
+        elif time.monotonic() > deadline:
+            break
+        poller.poll(POLL_MS)
+    return status if status is not None else _wait(pid)
+
+
+def _reap(pid):
+    try:
+        got, st = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return 0
+    if got == 0:
+        return None
+    return _status(st)
 
 
 def _wait(pid):
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
-            break
+            _, st = os.waitpid(pid, 0)
+            return _status(st)
         except InterruptedError:
             continue
-    if os.WIFSIGNALED(status):
-        return 128 + os.WTERMSIG(status)
-    return os.waitstatus_to_exitcode(status)
+
+
+def _status(st):
+    if os.WIFSIGNALED(st):
+        return 128 + os.WTERMSIG(st)
+    return os.waitstatus_to_exitcode(st)
+
+
+def _bigger_pipe(fd):
+    try:
+        import fcntl
+        fcntl.fcntl(fd, F_SETPIPE_SZ, capture_mod.CHUNK)
+    except OSError:
+        pass  # over the user's pipe limit: smaller moves, same bytes
+
+
+def _read_small(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _sh_quote(s):
+    return "'" + s.replace("'", "'\\''") + "'"
 
 
 def _copy_to_stdout(fd):

@@ -121,6 +121,14 @@ class StreamCounter:
             self.total += count(self._pending[:cut])
             self._pending = self._pending[cut:]
 
+    def snapshot(self) -> tuple:
+        """The counter's state, for restore(): what it has counted, what it holds back, its decoder."""
+        return (self.total, self._pending, self._decoder.getstate())
+
+    def restore(self, state: tuple) -> None:
+        self.total, self._pending, decoder_state = state
+        self._decoder.setstate(decoder_state)
+
     def finish(self) -> int:
         self._pending += self._decoder.decode(b"", final=True)
         self.total += count(self._pending)

@@ -12,7 +12,8 @@ import time
 
 from .. import blobs, wire
 from .claude import ClaudeHandler, base_event, malformed_event
-from .retrieval import Retrieval
+from .follow import COUNT_LIMIT
+from .retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
 from .runs import RunStore
 
 VERSION = "0.1.0"
@@ -121,7 +122,8 @@ class Ops:
         uid = hdr.get("uid")
         if not self._capture_ok(capture) or not _valid_uid(uid):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
-        return Reply({"following": self.ctx.followers.start(uid, capture)})
+        stable = hdr.get("stable") if isinstance(hdr.get("stable"), int) and hdr.get("stable") > 0 else None
+        return Reply({"following": self.ctx.followers.start(uid, capture, stable)})
 
     async def op_run_finish(self, hdr, body):
         capture = hdr.get("capture")
@@ -149,28 +151,34 @@ class Ops:
         core_hash = sig.core_hash if sig else None
         density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
+        claim = {k: hdr.get(k) for k in ("output_bytes", "elided_bytes", "kept_head", "marker_len", "capture_error")}
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
-            uid)
-        bid, size, digest, digest_error, baselines = work
+            uid, claim)
+        bid, kept, digest, digest_error, baselines = work
+        size = kept.stored
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
                 "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
                 "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
         data.update(baselines)
-        meta = {}
+        if kept.elided:
+            data["capture"] = _kept_summary(kept)
+        if isinstance(hdr.get("view_bytes"), int):
+            data["view_bytes"] = hdr["view_bytes"]
+        meta = {"elided": _kept_summary(kept)} if kept.elided else {}
         if digest is not None:
             data.update(digest_summary(digest))
-            meta = {"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
-                                 for f in digest.facts.failures if f.id],
+            meta.update({"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
+                                      for f in digest.facts.failures if f.id],
                     "hints": [h.address for h in digest.hints], "counts": digest.facts.counts.model_dump(),
-                    "omitted": digest.omitted, "truncated": digest.truncated}
+                    "omitted": digest.omitted, "truncated": digest.truncated})
         elif digest_error:
             data["digest_error"] = digest_error
         ev = {"uid": uid, "ts": hdr.get("ts") or time.time(), "harness": "ctx-run",
               "spooled": 1 if hdr.get("spooled") else 0, "session_id": session_id, "kind": "run",
               "cwd": cwd, "command": command, "family": family, "core_hash": core_hash,
-              "decision": "none", "exit_code": exit_code, "output_bytes": size, "data": data}
+              "decision": "none", "exit_code": exit_code, "output_bytes": kept.total, "data": data}
         run = {"event_uid": uid, "handle": handle, "blob": bid, "session_id": session_id,
                "command": command, "cwd": cwd, "exit_code": exit_code, "duration_ms": duration_ms,
                "raw_bytes": size, "family": family, "core_hash": core_hash,
@@ -192,11 +200,14 @@ class Ops:
                 why = " · NO DIGEST: %s; run `ctx doctor`" % (
                     "the o200k_base tokenizer is unavailable (set TIKTOKEN_CACHE_DIR or allow one download)"
                     if digest_error.startswith("TokenizerUnavailable") else digest_error[:200])
+            stored = _size(size) if not kept.elided else "%s of %s (middle elided)" % (_size(size), _size(kept.total))
             footer = "[ctx] exit %s%s · %s stored as %s · full output: ctx get %s\n" % (
-                exit_code, why, _size(size), handle, handle)
+                exit_code, why, stored, handle, handle)
             return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
                           "duplicate": written.duplicate}, out=footer.encode())
-        text = digest.text if digest.text.endswith("\n") else digest.text + "\n"
+        text = digest.text
+        if not text.endswith("\n") and not (digest.passthrough and digest.reason is None):
+            text += "\n"  # a header must end its line; a passthrough ends as the output did
         return Reply({"handle": handle, "blob": bid, "seq": written.seq, "duplicate": written.duplicate,
                       "tokens": digest.tokens, "raw_tokens": digest.raw_tokens},
                      out=text.encode("utf-8", "surrogateescape"))
@@ -205,6 +216,7 @@ class Ops:
         query = hdr.get("address")
         if not isinstance(query, str) or not query:
             return error("bad_request", "expected an address like r:7f3a2c9d01ab[:L10-40]")
+        query = _valid_text(query)  # an undecodable argv byte arrives as a lone surrogate
         b3 = hdr.get("b3") if isinstance(hdr.get("b3"), str) else None
         answer, data = await self.loop.run_in_executor(
             self.executor, lambda: self.retrieval.get(query, check_b3=b3))
@@ -230,13 +242,18 @@ class Ops:
 
     def _answer_reply(self, hdr, answer, data):
         if hdr.get("json"):
-            out = (json.dumps(answer.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode()
+            doc = answer.to_json()
+            try:
+                out = (json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n").encode()
+            except UnicodeEncodeError:  # a lone surrogate in the query (an undecodable argv byte)
+                out = (json.dumps(doc, ensure_ascii=True, sort_keys=True) + "\n").encode()
             return Reply({"know": answer.know is not None}, out=out)
         if answer.know is not None:
             err = b""
             if answer.know.truncated:
-                err = ("[ctx] truncated to the token budget; continue with: ctx get %s\n"
-                       % answer.know.next).encode() if answer.know.next else b"[ctx] truncated\n"
+                err = ("[ctx] one page shown (at most %d tokens, %d KiB); the rest: ctx get %s\n"
+                       % (GET_BUDGET, GET_PAGE_BYTES // 1024, answer.know.next)).encode() \
+                    if answer.know.next else b"[ctx] truncated\n"
             return Reply({"know": True}, out=data or b"", err=err)
         m = answer.miss
         remedy = ("refresh: %s" % m.refresh) if m.refresh else ("try: %s" % "; ".join(m.escalate_to))
@@ -254,7 +271,7 @@ class Ops:
         else:
             data.update(result="miss", reason=answer.miss.reason, handle=answer.miss.handle)
         ev = {"uid": uid, "ts": time.time(), "harness": "ctx-retrieval", "spooled": 0, "session_id": session,
-              "kind": "retrieval", "command": command, "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
+              "kind": "retrieval", "command": _valid_text(command), "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
               "decision": "none", "data": data}
         await self._commit(_finish(ev))
 
@@ -272,6 +289,21 @@ def digest_summary(d):
             "hints": [h.address for h in d.hints][:200], "omitted": sum(d.omitted.values()),
             "truncated": d.truncated, "raw_tokens": d.raw_tokens, "delivered_tokens": d.tokens,
             "passthrough": d.passthrough}
+
+
+def _valid_text(s):
+    """`s` with lone surrogates (undecodable bytes of an argument) replaced, so it encodes as UTF-8."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _kept_summary(kept):
+    return {"output_bytes": kept.total, "stored_bytes": kept.stored, "kept_head": kept.head,
+            "kept_tail": kept.tail, "elided_bytes": kept.elided, "raw_tokens_counted_on_bytes": min(kept.head, COUNT_LIMIT),
+            "error": kept.error}
 
 
 def _valid_uid(uid):

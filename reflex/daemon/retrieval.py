@@ -3,6 +3,15 @@
 Every answer is built as a retrieval_models.Answer (exactly one of know/miss)
 and every call is recorded as a retrieval event, so the detectors can see
 which hints the agent followed.
+
+`get` answers are pages: at most GET_BUDGET tokens and GET_PAGE_BYTES bytes, cut
+at a line end when one fits (else inside the line, on a UTF-8 boundary), with the
+address of the rest in `next` (an L-range, or a B-range when the cut fell inside
+a line).  Resolving an address is one pass over the blob's bytes counting
+newlines, never an index of every line, so the cost of any page is bounded by the
+blob's size, which the capture limit bounds (reflex.capture).  Blobs stored before
+that limit existed can be huge: they are streamed (bounded memory, verified as
+they pass) instead of loaded.
 """
 
 import json
@@ -18,6 +27,8 @@ from ..retrieval_models import Answer, Know, Miss
 from . import linesearch
 
 GET_BUDGET = 8000       # tokens: about what the harness itself shows of one Bash output
+GET_PAGE_BYTES = 64 * 1024  # and bytes: keeps the exact count of a page cheap (~ms)
+LOAD_LIMIT = 16 * 1024 * 1024  # blobs up to this are read whole; larger (older) ones are streamed
 SEARCH_BUDGET = 3000
 SEARCH_MAX_RUNS = 50
 SEARCH_TIME_LIMIT_S = 1.0   # config search_time_limit_s; the whole answer, from the request
@@ -52,12 +63,12 @@ class Retrieval:
     # -- helpers ---------------------------------------------------------------
     def _run_row(self, handle):
         row = self.ctx.reader().execute(
-            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta, event_uid "
+            "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta, event_uid, raw_bytes "
             "FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchone()
         if row is None:
             return None
         keys = ("id", "handle", "blob", "session_id", "command", "cwd", "core_hash", "worktree_hash", "meta",
-                "event_uid")
+                "event_uid", "raw_bytes")
         return dict(zip(keys, row))
 
     def _newer_run(self, run):
@@ -68,23 +79,33 @@ class Retrieval:
             (run["session_id"], run["core_hash"], run["id"])).fetchone()
         return row[0] if row and row[0] != run["handle"] else None
 
-    def _load(self, run):
-        """-> (bytes, None) or (None, Miss)."""
+    def _chunks(self, run):
+        """-> (iterable of the blob's bytes, None) or (None, Miss).  Damage may still surface while iterating."""
         try:
-            return self.ctx.blobs.get(run["blob"]), None
-        except blobs.BlobMissing:
+            if (run.get("raw_bytes") or 0) <= LOAD_LIMIT:
+                return [self.ctx.blobs.get(run["blob"], max_bytes=LOAD_LIMIT)], None
+        except blobs.BlobTooLarge:
+            pass
+        except (blobs.BlobMissing, blobs.BlobDamaged) as e:
+            return None, self._blob_miss(run, e)
+        try:
+            return self.ctx.blobs.chunks(run["blob"]), None
+        except blobs.BlobMissing as e:
+            return None, self._blob_miss(run, e)
+
+    def _blob_miss(self, run, e):
+        if isinstance(e, blobs.BlobMissing):
             if not self._deleted(run):
-                return None, Miss(reason="evicted", handle=run["handle"],
-                                  detail="retention removed the output of %s" % run["handle"],
-                                  escalate_to=["rerun: %s" % run["command"]])
+                return Miss(reason="evicted", handle=run["handle"],
+                            detail="retention removed the output of %s" % run["handle"],
+                            escalate_to=["rerun: %s" % run["command"]])
             # Retention records what it removes: this blob went some other way.
-            return None, Miss(reason="denatured", handle=run["handle"],
-                              detail="the stored output of %s is missing and retention never removed it "
-                                     "(deleted outside ctx)" % run["handle"],
-                              escalate_to=["rerun: %s" % run["command"], "ask_human"])
-        except blobs.BlobDamaged as e:
-            return None, Miss(reason="denatured", handle=run["handle"], detail=str(e),
-                              escalate_to=["rerun: %s" % run["command"], "ask_human"])
+            return Miss(reason="denatured", handle=run["handle"],
+                        detail="the stored output of %s is missing and retention never removed it "
+                               "(deleted outside ctx)" % run["handle"],
+                        escalate_to=["rerun: %s" % run["command"], "ask_human"])
+        return Miss(reason="denatured", handle=run["handle"], detail=str(e),
+                    escalate_to=["rerun: %s" % run["command"], "ask_human"])
 
     def _freshness_miss(self, run):
         newer = self._newer_run(run)
@@ -99,30 +120,6 @@ class Retrieval:
                         refresh=run["command"])
         return None
 
-    def _bounded(self, raw, span, budget):
-        """Largest whole-line prefix of raw[span] within the token budget."""
-        from .. import tokens
-        a, b = span
-        text = raw[a:b].decode("utf-8", "replace")
-        if tokens.count(text) <= budget:
-            return b, False
-        starts = addr.line_starts(raw)
-        # binary search over line ends inside the span
-        ends = [s for s in starts if a < s <= b] + [b]
-        left, right = 0, len(ends) - 1
-        best = None
-        while left <= right:
-            mid = (left + right) // 2
-            if tokens.count(raw[a:ends[mid]].decode("utf-8", "replace")) <= budget:
-                best = ends[mid]
-                left = mid + 1
-            else:
-                right = mid - 1
-        if best is None:  # a single huge line: cut inside it, on a UTF-8 boundary
-            best = addr.floor_utf8_boundary(raw, a + budget * 2)
-        return best, True
-
-    # -- get ---------------------------------------------------------------------
     def get(self, query, *, budget=GET_BUDGET, check_b3=None):
         """-> (Answer, raw bytes delivered or None)."""
         a = addr.parse_address(query)
@@ -134,22 +131,29 @@ class Retrieval:
             return Answer(query=query, miss=Miss(reason="abstain", handle=a.handle,
                                                  detail="no run with handle %s" % a.handle,
                                                  escalate_to=["ctx search PATTERN"])), None
-        raw, miss = self._load(run)
-        if miss is not None:
-            return Answer(query=query, miss=miss), None
-        if a.kind == "lines":
-            span = addr.line_span(raw, a.first_line, a.last_line)
-        elif a.kind == "test":
-            span = self._test_span(run, a.test_id)
-            if span is None:
+        test_span = None
+        if a.kind == "test":
+            test_span = self._test_span(run, a.test_id)
+            if test_span is None:
                 return Answer(query=query, miss=Miss(
                     reason="abstain", handle=a.handle,
                     detail="%s has no failure named %r" % (a.handle, a.test_id),
                     escalate_to=["ctx search %s --handle %s" % (_quote(a.test_id), a.handle)])), None
-        else:
-            span = (0, len(raw))
+        chunks, miss = self._chunks(run)
+        if miss is not None:
+            return Answer(query=query, miss=miss), None
+        try:
+            loc = _locate(chunks, a, test_span, want_hash=bool(check_b3))
+        except (blobs.BlobMissing, blobs.BlobDamaged) as e:
+            return Answer(query=query, miss=self._blob_miss(run, e)), None
+        if loc.start is None or (loc.start >= loc.size and not (a.kind == "whole" and loc.size == 0)):
+            return Answer(query=query, miss=Miss(
+                reason="abstain", handle=a.handle,
+                detail="%s holds %d lines (%d bytes): %s starts past its end" % (
+                    a.handle, loc.lines, loc.size, query),
+                escalate_to=["ctx get %s" % _last_page(a.handle, loc.lines)])), None
         if check_b3:
-            got = blake3(raw[span[0]:span[1]]).hexdigest()
+            got = loc.span_b3
             if not got.startswith(check_b3):
                 return Answer(query=query, miss=Miss(
                     reason="denatured", handle=a.handle,
@@ -158,20 +162,23 @@ class Retrieval:
         fresh = self._freshness_miss(run)
         if fresh is not None:
             return Answer(query=query, miss=fresh), None
-        end, truncated = self._bounded(raw, span, budget)
-        piece = raw[span[0]:end]
-        text, redacted = _redact(piece)
-        text, neutralized = neutralize_verbatim(text)
+        cut = _page_end(loc.window, loc.end - loc.start, budget)
+        piece = bytes(loc.window[:cut])
+        end = loc.start + cut
+        truncated = end < loc.end
         nxt = None
         if truncated:
-            starts = addr.line_starts(raw)
-            first, _ = addr.lines_of_span(starts, (end, span[1]), len(starts))
-            _, last = addr.lines_of_span(starts, span, len(starts))
-            nxt = addr.format_lines(a.handle, first, last)
-        know = Know(handle=a.handle, address=query, span=(span[0], end), b3=blake3(piece).hexdigest(),
-                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted,
+            if a.kind == "bytes" or not piece.endswith(b"\n"):
+                nxt = addr.format_bytes(a.handle, end, loc.end)
+            else:
+                nxt = addr.format_lines(a.handle, loc.first_line + piece.count(b"\n"), loc.last_line)
+        text, redacted, lossy, out = _redact(piece)
+        text, neutralized = neutralize_verbatim(text)
+        if neutralized:
+            out = text.encode("utf-8", "surrogateescape")
+        know = Know(handle=a.handle, address=query, span=(loc.start, end), b3=blake3(piece).hexdigest(),
+                    bytes=len(piece), text=text, truncated=truncated, next=nxt, redacted=redacted, lossy=lossy,
                     neutralized=neutralized)
-        out = piece if not (redacted or neutralized) else text.encode("utf-8", "surrogateescape")
         return Answer(query=query, know=know), out
 
     def _test_span(self, run, test_id):
@@ -318,8 +325,153 @@ def _search_notes(out, runs, time_limit, complete, matches, gone):
 
 
 def _redact(piece):
+    """-> (text for a JSON answer, secrets masked, whether that text is lossy, bytes to print).
+
+    Printed bytes are exact except for masked secrets.  JSON text must be valid Unicode:
+    bytes that are not UTF-8 (binary output) become U+FFFD there, and `lossy` says so."""
     text = piece.decode("utf-8", "surrogateescape")
-    return _redact_text(text)
+    text, n = _redact_text(text)
+    out = text.encode("utf-8", "surrogateescape") if n else piece
+    try:
+        text.encode("utf-8")
+        return text, n, False, out
+    except UnicodeEncodeError:
+        return out.decode("utf-8", "replace"), n, True, out
+
+
+class _Located:
+    """Where an address falls in one blob (see _locate)."""
+
+    __slots__ = ("start", "end", "size", "lines", "first_line", "last_line", "window", "span_b3")
+
+
+def _locate(chunks, a, test_span, want_hash):
+    """One pass over a blob's bytes (`chunks`, in order): the byte span an address names,
+    the blob's size and line count, the line numbers around the span, the first
+    GET_PAGE_BYTES of the span and, when asked, the BLAKE3 of the whole span.
+
+    Memory is bounded by one chunk plus one page whatever the blob's size.  For a
+    line address that starts past the end, `start` is None."""
+    if a.kind == "whole":
+        start, end = 0, None
+    elif a.kind == "bytes":
+        start, end = a.start, a.end
+    elif a.kind == "test":
+        start, end = test_span
+    else:
+        start, end = (0 if a.first_line == 1 else None), None
+    want_start = (a.first_line - 1) if a.kind == "lines" else 0  # newlines before the span's first line
+    want_end = a.last_line if a.kind == "lines" else 0
+    h = blake3() if want_hash else None
+    window = bytearray()
+    pos = nl = 0
+    first_line = None
+    span_nl = 0
+    span_last = b""
+    last = b""
+    for chunk in chunks:
+        chunk_end = pos + len(chunk)
+        c_nl = chunk.count(b"\n")
+        if start is None and nl + c_nl >= want_start:
+            start = pos + _after_nth_newline(chunk, want_start - nl)
+        if a.kind == "lines" and end is None and nl + c_nl >= want_end:
+            end = pos + _after_nth_newline(chunk, want_end - nl)
+        if first_line is None and start is not None and start <= chunk_end:
+            first_line = nl + chunk.count(b"\n", 0, max(0, start - pos)) + 1
+        if start is not None:
+            lo = max(start, pos)
+            hi = chunk_end if end is None else min(end, chunk_end)
+            if lo < hi:
+                piece = chunk[lo - pos:hi - pos]
+                if h is not None:
+                    h.update(piece)
+                if len(window) < GET_PAGE_BYTES:
+                    window += piece[:GET_PAGE_BYTES - len(window)]
+                span_nl += piece.count(b"\n")
+                span_last = piece[-1:]
+        nl += c_nl
+        if chunk:
+            last = chunk[-1:]
+        pos = chunk_end
+    loc = _Located()
+    loc.size = pos
+    loc.lines = nl + (1 if pos and last != b"\n" else 0)
+    loc.start = start
+    loc.end = pos if end is None else min(end, pos)
+    loc.first_line = first_line or 1
+    loc.last_line = max(loc.first_line, loc.first_line + span_nl - (1 if span_last == b"\n" else 0))
+    loc.window = window
+    loc.span_b3 = h.hexdigest() if h is not None else None
+    return loc
+
+
+def _after_nth_newline(chunk, k):
+    """The index just after the k-th newline of `chunk` (0 for k == 0); the caller knows there are k."""
+    i = 0
+    # Skip ahead by blocks counted at C speed, then step through the last block.
+    block = 1 << 14
+    while k > 0:
+        c = chunk.count(b"\n", i, i + block)
+        if c < k:
+            k -= c
+            i += block
+            continue
+        while k > 0:
+            i = chunk.index(b"\n", i) + 1
+            k -= 1
+    return i
+
+
+def _page_end(window, span_len, budget):
+    """How many bytes of `window` (the start of a span of `span_len` bytes) one answer holds.
+
+    The longest prefix within `budget` tokens ending at a line end, or at the span's end
+    when the whole span is in the window; else a cut inside the first line on a UTF-8
+    boundary.  Always at least one character, so paging makes progress."""
+    from .. import tokens
+
+    def fits(n):
+        return tokens.count(bytes(window[:n]).decode("utf-8", "replace")) <= budget
+
+    n = len(window)
+    if n == 0:
+        return 0
+    ends = [i + 1 for i in _newlines(window)]
+    if n == span_len and (not ends or ends[-1] != n):
+        ends.append(n)
+    if ends and ends[-1] == n and fits(n):
+        return n
+    lo, hi = 0, len(ends) - 1
+    best = 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if fits(ends[mid]):
+            best = ends[mid]
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if best:
+        return best
+    # Not even one whole line fits: cut inside it, on a UTF-8 boundary.
+    lo, hi = 1, (ends[0] if ends else n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(addr.floor_utf8_boundary(window, mid)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return max(addr.floor_utf8_boundary(window, lo), addr.ceil_utf8_boundary(window, 1))
+
+
+def _newlines(data):
+    i = data.find(b"\n")
+    while i >= 0:
+        yield i
+        i = data.find(b"\n", i + 1)
+
+
+def _last_page(handle, lines):
+    return addr.format_lines(handle, max(1, lines - 99), lines) if lines else handle
 
 
 def _redact_text(text):
@@ -335,3 +487,4 @@ def _redact_text(text):
 def _quote(s):
     import shlex
     return shlex.quote(s)
+

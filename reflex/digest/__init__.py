@@ -61,12 +61,17 @@ def build_digest(
     requested_view: str | None = None,
     cwd: str | None = None,
     raw_tokens: int | None = None,
+    kept=None,
+    counted_bytes: int | None = None,
 ) -> "Digest":
     """The digest of one output.  Same raw, density, budget, reason and cwd -> identical bytes.
 
     `cwd` (the directory the command ran in) only shortens absolute paths in what is shown.
     `raw_tokens`: the raw output's exact o200k count when already known (tokens.StreamCounter
     fed while the command ran); otherwise it is counted on a worker thread while parsing.
+    `kept`: the reflex.capture.Kept of a capture that elided the middle of a huge output
+    (`raw` is what was kept); the header says what was kept.  `counted_bytes`: `raw_tokens`
+    covers only that many leading bytes of `raw` (the header says so).
     """
     from reflex.digest import layout
     from reflex.digest.render import render
@@ -76,7 +81,8 @@ def build_digest(
         pending = layout.count_raw_async(raw)
     facts = extract_facts(raw, family=family, exit_code=exit_code, command=command)
     return render(facts, raw, density=density, budget=budget, handle=handle, reason=reason,
-                  requested_view=requested_view, cwd=cwd, raw_tokens=pending)
+                  requested_view=requested_view, cwd=cwd, raw_tokens=pending, kept=kept,
+                  counted_bytes=counted_bytes)
 
 
 def __getattr__(name: str) -> Any:

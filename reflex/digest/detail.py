@@ -326,17 +326,25 @@ def _excerpt(src: "Source", head_ratio: float, folded: bool):
 
 def _view(src: "Source", view: str):
     def build(alloc: int) -> list[Group]:
-        lines = _program_lines(view.rstrip("\n"))
+        raw_lines = view.rstrip("\n").split("\n")
+        n = len(raw_lines)
         intro = "[ctx] requested view:"
-        if fit_head([intro] + lines, alloc) == len(lines) + 1:
-            return [Group((S_RAW, 0), [intro] + lines)]
+        if n <= _WINDOW:
+            lines = [clean_line(redact_line(s)) for s in raw_lines]
+            if fit_head([intro] + lines, alloc) == n + 1:
+                return [Group((S_RAW, 0), [intro] + lines)]
+        # Only the lines that can be shown are cleaned and counted: a view can be
+        # a million lines (`yes | cat`), and a line costs at least one token.
         body = max(alloc - _NOTE_RESERVE - 12, 0)
-        k_head = fit_head(lines, body * 3 // 10)
-        k_tail = fit_tail(lines[k_head:], body - body * 3 // 10)
-        cut = len(lines) - k_head - k_tail
+        head_pool = [clean_line(redact_line(s)) for s in raw_lines[:_WINDOW]]
+        k_head = fit_head(head_pool, body * 3 // 10)
+        tail_from = max(k_head, n - _WINDOW)
+        tail_pool = [clean_line(redact_line(s)) for s in raw_lines[tail_from:]]
+        k_tail = fit_tail(tail_pool, body - body * 3 // 10)
+        cut = n - k_head - k_tail
         whole = src.hint((0, len(src.raw))) if src.raw else None
         note = f"[ctx] {cut} lines of the view not shown" + (f"; full output: {whole.command}" if whole else "")
-        return [Group((S_RAW, 0), [intro] + lines[:k_head] + [note] + lines[len(lines) - k_tail :],
+        return [Group((S_RAW, 0), [intro] + head_pool[:k_head] + [note] + tail_pool[len(tail_pool) - k_tail :],
                       [whole] if whole else [], truncates=True)]
 
     return build

@@ -101,8 +101,28 @@ def counts_text(facts: Facts) -> str:
     return "counts not reported"
 
 
+def scope_text(kept, counted) -> str:
+    """What the header's numbers cover when not the whole output: what an elided capture
+    kept, and the bytes the raw token count covers."""
+    parts = []
+    if kept is not None:
+        parts.append(f"output {_size(kept.total)}: kept first {_size(kept.head)} + last {_size(kept.tail)}, "
+                     f"{_size(kept.elided)} elided")
+    if counted is not None:
+        parts.append(f"raw tokens counted on the first {_size(counted)}")
+    return "; ".join(parts)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, delivered: int, handle: str,
-           truncated: bool, footer: bool = False) -> str:
+           truncated: bool, footer: bool = False, kept=None, counted: int | None = None) -> str:
     from reflex.digest.neutralize import clean_line
 
     if facts.recognized:
@@ -118,8 +138,12 @@ def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, deliver
     why = f"{mode} ({reason})" if reason else mode
     exit_text = f"exit {facts.exit_code}" if facts.exit_code is not None else "exit unknown"
     if footer:  # under the output itself, which already shows its counts
-        return " | ".join(["[ctx] " + label, why, exit_text, handle])
+        scope = scope_text(kept, counted)
+        return " | ".join(["[ctx] " + label, why, exit_text] + ([scope] if scope else []) + [handle])
     parts = ["[ctx] " + label, why, exit_text, counts_text(facts), f"{raw_tokens}→{delivered} tokens", handle]
+    scope = scope_text(kept, counted)
+    if scope:
+        parts.insert(4, scope)
     if truncated:
         parts.append("truncated")
     return " | ".join(parts)

@@ -94,6 +94,8 @@ class Source:
     def __init__(self, raw: bytes, handle: str, cwd: str | None = None):
         self.raw = raw
         self.handle = handle
+        self.kept = None  # a reflex.capture.Kept when raw is the kept part of an elided output
+        self.counted = None  # bytes the raw token count covers, when fewer than raw
         # Paths under the command's directory are shown relative to it (display only).
         self.cwd = cwd.rstrip("/") + "/" if cwd and cwd.startswith("/") and cwd != "/" else None
         self.out = Output.of(raw)
@@ -151,9 +153,17 @@ def render(
     requested_view: str | None = None,
     cwd: str | None = None,
     raw_tokens: "int | Future | None" = None,
+    kept=None,
+    counted_bytes: int | None = None,
 ) -> Digest:
     """`raw_tokens`: the raw output's o200k count if the caller already has it (counted while
-    the output streamed in), or a Future of it; otherwise it is counted here."""
+    the output streamed in), or a Future of it; otherwise it is counted here.
+
+    `kept` (a reflex.capture.Kept, only when the capture elided part of a huge output):
+    `raw` is what was kept; the header then says so and that raw tokens were counted
+    on it, and the output is never passed through as if it were whole.  `counted_bytes`: the
+    raw count covers only that many leading bytes of `raw`; the header says so, and the
+    output is not passed through on the strength of a partial count."""
     if density not in DENSITIES:
         raise ValueError(f"unknown density {density!r}; one of {', '.join(DENSITIES)}")
     if budget is None:
@@ -167,12 +177,15 @@ def render(
         reason = clean_line(reason) if reason else None
 
     src = Source(raw, handle, cwd)
+    src.kept = kept
+    src.counted = counted_bytes
+    whole = kept is None and counted_bytes is None
     if raw_tokens is None:
         raw_tokens = layout.count_raw(raw)
     elif not isinstance(raw_tokens, int):
         raw_tokens = raw_tokens.result()
 
-    if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS:
+    if requested_view is None and raw_tokens <= PASSTHROUGH_TOKENS and whole:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "small output")
         if passthrough is not None:
             if not _census_is_content(facts):
@@ -181,7 +194,7 @@ def render(
             plan = build_plan(facts, src, density=density, requested_view=None)
             digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
             return digest if digest.tokens < passthrough.tokens and not digest.truncated else passthrough
-    if requested_view is None and density == "raw-capped" and raw_tokens < budget:
+    if requested_view is None and density == "raw-capped" and raw_tokens < budget and whole:
         # The circuit breaker shows raw output; when all of it fits, that is the whole digest.
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "raw-capped: complete")
         if passthrough is not None:
@@ -190,7 +203,7 @@ def render(
     plan = build_plan(facts, src, density=density, requested_view=requested_view)
     digest = _pack(facts, src, plan, density, budget, reason, raw_tokens)
 
-    if requested_view is None and raw_tokens <= digest.tokens <= budget:
+    if requested_view is None and raw_tokens <= digest.tokens <= budget and whole:
         passthrough = _passthrough(facts, src, density, budget, reason, raw_tokens, "digest not smaller")
         if passthrough is not None and passthrough.tokens <= digest.tokens:
             return passthrough
@@ -207,7 +220,8 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
     if reason is None:
         # Passed through unchanged (only cleaned and redacted): the agent sees everything, so a
         # handle footer would only cost tokens; the run is still stored and recorded.
-        text = body + "\n" if len(src.out) else ""
+        # Ends as the output did: `printf abc` stays without a final newline, empty stays empty.
+        text = body + "\n" if src.raw.endswith(b"\n") else body
         n = tokens.count(text)
         if n > budget:
             return None
@@ -215,7 +229,8 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
                       passthrough=True, reason=None)
     mode = "passthrough"  # an adaptation is in force: the footer declares it
     text, n = layout.with_header(
-        lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, False, footer=True),
+        lambda delivered: layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, False, footer=True,
+                                        kept=src.kept, counted=src.counted),
         body,
         header_last=True,
     )
@@ -228,7 +243,8 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
 def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reason, raw_tokens) -> Digest:
     mode = density
     # Upper bound of the header: the largest numbers it can show, and the truncated flag.
-    probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True)
+    probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept,
+                          counted=src.counted)
     body_budget = budget - tokens.count(probe) - 1
     slack = 0
     for _attempt in range(6):
@@ -237,7 +253,8 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
         body = "\n".join(line for g in chosen for line in g.lines)
         text, n = layout.with_header(
             lambda delivered, truncated=truncated: layout.header(facts, mode, reason, raw_tokens, delivered,
-                                                                  src.handle, truncated),
+                                                                  src.handle, truncated, kept=src.kept,
+                                                                  counted=src.counted),
             body,
         )
         if n <= budget:
@@ -246,7 +263,8 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
                           facts, omitted=omitted, reason=reason)
         slack += (n - budget) + 4 * (_attempt + 1)
     # The estimate kept missing (pathological tokenization): header and census counts only.
-    head = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True)
+    head = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept,
+                         counted=src.counted)
     text = tokens.truncate_to(head, budget)
     n = tokens.count(text)
     return Digest(text, n, raw_tokens, True, facts.profile, density, budget, src.handle, [], facts,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from reflex.address import line_starts
+from reflex.address import bisect_starts, line_starts
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks; never across a newline), two-byte escapes.
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -63,9 +63,7 @@ class Output:
 
     def line_index(self, offset: int) -> int:
         """0-based index of the line containing byte `offset`."""
-        from bisect import bisect_right
-
-        return max(bisect_right(self.starts, offset) - 1, 0)
+        return max(bisect_starts(self.starts, offset) - 1, 0)
 
 
 @lru_cache(maxsize=2)
