@@ -1,7 +1,8 @@
 """What counts as a secret file, and what counts as outside the project (stdlib only).
 
-Everything here is a pure function of path strings: the safety plane never looks at the
-disk, so a decision cannot depend on what happens to exist (no symlink resolution either).
+Everything here is a pure function of path strings. What a path *resolves to* (a symlink
+named notes.txt that points at .env, what a glob expands to) is asked of the disk by
+reflex.safety_disk, and the answer is classified here like any other path.
 
 Secret kinds, used to pick the remediation text:
     env     dotenv files: .env, .env.local, .env.production, prod.env, .envrc
@@ -17,8 +18,15 @@ Secret kinds, used to pick the remediation text:
             ~/.gem/credentials, /etc/shadow, /etc/gshadow, /proc/*/environ
     secrets secrets.{yaml,yml,json,toml,ini,env,txt} (also secrets.<x>.<ext>, secret.*),
             *.tfstate (Terraform state holds plaintext secrets)
+    store   ctx's own store: $CTX_HOME/blobs, captures and spool hold raw command output
+            (read it through `ctx get` / `ctx search`, which redact); $CTX_HOME/http-token is
+            a credential (cred)
     dir     a directory that holds any of the home secrets above (~/.ssh, ~/.aws, home
-            itself, /home, /): reading it recursively reads them
+            itself, /home, /, $CTX_HOME): reading it recursively reads them
+
+A name keeps its kind under the decorations editors and tools add to copies: `.env~`,
+`.env.swp`, `#.env#`, `.#.env`, `.id_rsa.swp`, `server.pem.bak`, `secrets.yaml.orig`,
+`credentials.json (1)` are what they copy.
 """
 
 import functools
@@ -81,9 +89,48 @@ NEUTRAL_BASENAMES = ("README.md", "main.py", "index.js", "Makefile", "notes.txt"
                      "a", "x.c", "Cargo.toml", "package.json", "config.yaml", "app.log")
 
 
+# Decorations editors, merge tools and file managers add to a copy of a file. Each entry is
+# removed once per round (a name can carry several: `.env.swp~`).
+_DECORATION = re.compile(
+    r"(?:~|\.~\d+~|\.(?:bak|backup|bk|old|orig|save|sav|saved|tmp|temp|copy|prev|rej|swp|swo|swn|swx"
+    r"|un~|kate-swp|dpkg-old|dpkg-dist|dpkg-bak|rpmsave|rpmnew|ucf-old|ucf-dist|merge|local|base|remote)"
+    r"|[ _-]copy(?: \d+)?| \(\d+\)|\.\d{1,3})\Z")
+
+
+def _undecorated(low):
+    """The names a decorated copy stands for: `#.env#` -> `.env`, `.id_rsa.swp` -> `id_rsa`."""
+    out = []
+    for _ in range(4):
+        base = low
+        if len(base) > 2 and base[0] == "#" and base[-1] == "#":
+            base = base[1:-1]
+        if base.startswith(".#"):
+            base = base[2:]
+        base = _DECORATION.sub("", base)
+        if base == low or not base:
+            break
+        out.append(base)
+        if base.startswith(".") and len(base) > 1:
+            out.append(base[1:])       # vim swap of a non-dot file: `.id_rsa.swp`
+        low = base
+    return out
+
+
 def basename_kind(name):
-    """Secret kind of a file name wherever it lives, else None."""
+    """Secret kind of a file name wherever it lives (editor backups included), else None."""
     low = name.lower()
+    kind = _plain_kind(low)
+    if kind or not low:
+        return kind
+    if low[-1] in "~#0123456789)" or "." in low[1:] or low[0] in "#.":
+        for base in _undecorated(low):
+            kind = _plain_kind(base)
+            if kind:
+                return kind
+    return None
+
+
+def _plain_kind(low):
     if low == ".env" or low == ".envrc":
         return "env"
     if low.startswith(".env."):
@@ -104,7 +151,7 @@ def basename_kind(name):
     return None
 
 
-def secret_kind(path, home):
+def secret_kind(path, home, ctx_home=None):
     """Secret kind of a normalized path (absolute, or relative when the cwd is unknown)."""
     if not path:
         return None
@@ -114,6 +161,10 @@ def secret_kind(path, home):
         return kind
     if not path.startswith("/"):
         return None
+    if ctx_home and path.startswith(ctx_home):
+        kind = _ctx_kind(path, ctx_home)
+        if kind:
+            return kind
     if path in SYSTEM_SECRETS:
         return "cred"
     if path.startswith("/proc/") and base == "environ":
@@ -140,6 +191,22 @@ def secret_kind(path, home):
     elif path == "/":
         return "dir"
     return None
+
+
+# ctx's own files that hold what the agent must not read directly.
+_CTX_STORE = ("blobs", "captures", "spool")
+
+
+def _ctx_kind(path, ctx_home):
+    if path == ctx_home:
+        return "dir"
+    if not path.startswith(ctx_home + "/"):
+        return None
+    rel = path[len(ctx_home) + 1:]
+    if rel == "http-token" or rel.startswith("http-token."):
+        return "cred"
+    top = rel.split("/", 1)[0]
+    return "store" if top in _CTX_STORE else None
 
 
 def is_under(path, directory):
