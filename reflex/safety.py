@@ -135,14 +135,15 @@ class SafetyPolicy(_Frozen):
 
     project_root: the project directory, or None when unknown; home: the user's home;
     tmp_dirs: writable scratch dirs (default /tmp, /var/tmp and $TMPDIR); allow: glob
-    patterns of paths the user explicitly allows (see the module docstring).
+    patterns of paths the user explicitly allows (see the module docstring); ctx_home:
+    ctx's own directory ($CTX_HOME), whose token and stored output are protected too.
     """
 
-    __slots__ = ("project_root", "home", "tmp_dirs", "allow")
+    __slots__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home")
     _fields = __slots__
     __match_args__ = __slots__
 
-    def __init__(self, project_root, home, tmp_dirs=None, allow=()):
+    def __init__(self, project_root, home, tmp_dirs=None, allow=(), ctx_home=None):
         if tmp_dirs is None:
             tmp_dirs = _default_tmp_dirs()
         tmps = tmp_dirs if isinstance(tmp_dirs, (tuple, list)) else ()
@@ -152,6 +153,8 @@ class SafetyPolicy(_Frozen):
         init(self, "home", _norm_dir(home) or "")
         init(self, "tmp_dirs", tuple(t for t in (_norm_dir(x) for x in tmps) if t and t != "/"))
         init(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
+        ctx_home = _norm_dir(ctx_home)
+        init(self, "ctx_home", ctx_home if ctx_home != "/" else None)
 
 
 class Denial(_Frozen):
@@ -181,10 +184,47 @@ class Denial(_Frozen):
                                        "permissionDecisionReason": self.reason}}
 
 
+class Redact(_Frozen):
+    """Not a denial: the call may run, but only in a form that keeps secret values out.
+
+    For a Bash command that reads files recursively: run it through `ctx run --raw`, which
+    replaces the values of the secret files under `roots` (and the home and ctx secrets)
+    in its output; `read_only`: every command in it only reads. For a Grep tool call on a
+    directory: `tool_input` is the call with secret files excluded by glob.
+    """
+
+    __slots__ = ("rule", "roots", "reason", "tool_input", "read_only")
+    _fields = __slots__
+    __match_args__ = __slots__
+
+    def __init__(self, rule, roots, reason, tool_input=None, read_only=False):
+        init = object.__setattr__
+        init(self, "rule", rule)
+        init(self, "roots", tuple(roots))
+        init(self, "reason", reason)
+        init(self, "tool_input", tool_input)
+        init(self, "read_only", bool(read_only))
+
+    def to_dict(self):
+        return {"rule": self.rule, "target": " ".join(r or "?" for r in self.roots), "reason": self.reason}
+
+
 # -- public entry points --------------------------------------------------------------
 
 def check_command(command, cwd, policy):
     """Denial for a shell command line run in `cwd`, or None. Never raises."""
+    v = assess_command(command, cwd, policy)
+    return v if isinstance(v, Denial) else None
+
+
+def check_tool(tool_name, tool_input, cwd, policy):
+    """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
+    v = assess_tool(tool_name, tool_input, cwd, policy)
+    return v if isinstance(v, Denial) else None
+
+
+def assess_command(command, cwd, policy):
+    """Denial, Redact or None for a shell command line run in `cwd`. Never raises."""
     try:
         return _check_command(command, cwd, policy)
     except Exception:  # noqa: BLE001 - the contract is "never raises"
@@ -194,12 +234,26 @@ def check_command(command, cwd, policy):
             return None
 
 
-def check_tool(tool_name, tool_input, cwd, policy):
-    """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
+def assess_tool(tool_name, tool_input, cwd, policy):
+    """Denial, Redact or None for a Claude Code tool call (unknown tools: None). Never raises."""
     try:
         return _check_tool(tool_name, tool_input, cwd, policy)
     except Exception:  # noqa: BLE001 - the contract is "never raises"
         return None
+
+
+def tree_roots(command, cwd, policy):
+    """The directories `command` reads recursively (None: unknown), for `ctx run` to find the
+    secret files whose values it must redact. Never raises."""
+    try:
+        text = _text(command)
+        if not text or len(text) > MAX_COMMAND_CHARS:
+            return ()
+        scan = _scan(policy)
+        scan.command(text, Ctx(_norm_dir(cwd), {}))
+        return tuple(scan.trees)
+    except Exception:  # noqa: BLE001 - the contract is "never raises"
+        return ()
 
 
 # -- commands -------------------------------------------------------------------------
@@ -210,18 +264,63 @@ def _text(command):
     return command if isinstance(command, str) else ""
 
 
+def _scan(policy):
+    return Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy), policy.ctx_home)
+
+
+# Commands that only read (and print): a recursive read made only of these may be sent through
+# ctx run without asking again, since nothing about what the command does changes.
+READ_ONLY = frozenset("""grep egrep fgrep zgrep rgrep rg ag ack pt sift find xargs cat head tail sort
+uniq wc nl less more tac cut tr column fold ls echo printf cd pwd true false test [ stat file du df
+basename dirname realpath readlink which type tree diff cmp""".split()) | frozenset(
+    "git " + sub for sub in ("grep", "show", "diff", "log", "status", "ls-files", "blame"))
+
+
 def _check_command(command, cwd, policy):
     text = _text(command)
     if not text or text.isspace():
         return None
     if len(text) > MAX_COMMAND_CHARS:
         return _mention_scan(text, policy)
-    scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy))
+    scan = _scan(policy)
+    ctx = Ctx(_norm_dir(cwd), {})
     try:
-        f = scan.command(text, Ctx(_norm_dir(cwd), {}))
+        f = scan.command(text, ctx)
+        if f is not None and f.kind == "tree" and "|" in text:
+            # `grep -rn KEY . | cut -d: -f1`: ctx run applies a trailing slicer to the output
+            # after redacting it, so what matters is the command before the slicer.
+            f, scan = _split_producer(text, cwd, policy, f, scan)
     except Overflow:
         return _mention_scan(text, policy)
-    return _render(f, policy) if f else None
+    if f:
+        return _render(f, policy)
+    if scan.trees:
+        read_only = not scan.wrote and scan.names <= READ_ONLY
+        return Redact("secret-redact", scan.trees, _redact_reason(text, scan.trees), None, read_only)
+    return None
+
+
+def _split_producer(text, cwd, policy, finding, scan):
+    from reflex.pipesplit import split
+    parts = split(text)
+    if not parts:
+        return finding, scan
+    producer, slicer = parts
+    first = _scan(policy)
+    f = first.command(producer, Ctx(_norm_dir(cwd), {}))
+    if f is None:
+        f = _scan(policy).command(slicer, Ctx(_norm_dir(cwd), {}))
+    if f is not None:
+        return f, scan
+    first.names |= scan.names
+    return None, first
+
+
+def _redact_reason(text, roots):
+    where = ", ".join(_show(r, 80) for r in roots if r) or "the current directory"
+    return ("ctx safety: `%s` reads files recursively (under %s), so it runs through `ctx run --raw`, "
+            "which replaces the values of any secret files there (.env, keys, credentials) with "
+            "[REDACTED:<file>] before the output is shown or stored." % (_show(text, 120), where))
 
 
 _MENTION_SRC = (
@@ -262,7 +361,7 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         return None
     if tool_name == "Bash":
         cmd = tool_input.get("command")
-        return check_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
+        return assess_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
     if tool_name not in _READ_TOOLS and tool_name not in _WRITE_TOOLS:
         return None
     raw = tool_input.get("notebook_path") if tool_name == "NotebookEdit" else None
@@ -278,30 +377,108 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         elif cwd_n:
             path = normalize(cwd_n + "/" + raw)
     verb = tool_name + " tool"
+    scan = None
     if path:
-        kind = secret_kind(path, policy.home)
-        if kind == "dir" and (tool_name != "Grep" or path == policy.home or
-                              (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
-            kind = None   # listing, or a Grep (ripgrep skips hidden dirs) over home or above
-        if kind and not allowed(path):
-            rule = "secret-write" if tool_name in _WRITE_TOOLS else "secret-read"
-            if tool_name == "Glob" and kind == "dir":
-                kind = None
-            if kind:
-                return _render_parts(rule, path, raw, verb, kind, policy)
-        if tool_name in _WRITE_TOOLS and is_outside(path, policy.project_root, policy.home,
-                                                    policy.tmp_dirs) and not allowed(path):
-            return _render_parts("write-outside-root", path, raw, verb, "outside", policy)
+        # The name as given, then what it resolves to (`notes.txt -> .env`, `keys -> ~/.ssh`).
+        scan = _scan(policy)
+        real = scan.real(path, Ctx(cwd_n, {}))
+        for target in ((path, real) if real != path else (path,)):
+            f = _tool_target(tool_name, target, raw, verb, policy, allowed)
+            if f:
+                return f
     if tool_name == "Grep":
         glob = tool_input.get("glob")
         if isinstance(glob, str) and glob and not glob.startswith("!"):
             from reflex.safety_argv import glob_filter
             from reflex.safety_words import Arg
-            scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, allowed)
+            scan = scan or _scan(policy)
             f = glob_filter(scan, Arg.of(glob), verb, Ctx(path or cwd_n, {}))
             if f:
                 return _render(f, policy)
+        root = (scan.real(path, Ctx(cwd_n, {})) if path else cwd_n)
+        if root and (scan or _scan(policy)).disk.isdir(root) is not False:
+            return _grep_without_secrets(tool_input, root, policy)
     return None
+
+
+def _tool_target(tool_name, path, raw, verb, policy, allowed):
+    kind = secret_kind(path, policy.home, policy.ctx_home)
+    if kind == "dir" and (tool_name != "Grep" or path == policy.home or
+                          (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
+        kind = None   # listing, or a Grep over home or above (it excludes the secret dirs by glob)
+    if kind and not allowed(path):
+        rule = "secret-write" if tool_name in _WRITE_TOOLS else "secret-read"
+        if tool_name == "Glob" and kind == "dir":
+            kind = None
+        if kind:
+            return _render_parts(rule, path, raw, verb, kind, policy)
+    if tool_name in _WRITE_TOOLS and is_outside(path, policy.project_root, policy.home,
+                                                policy.tmp_dirs) and not allowed(path):
+        return _render_parts("write-outside-root", path, raw, verb, "outside", policy)
+    return None
+
+
+# Globs (ripgrep syntax, as Claude Code's Grep tool passes its `glob` field: split on
+# whitespace, then on commas outside braces) that exclude every file named like a secret,
+# with the decorations editors add to copies, and the home directories that hold keys and
+# credentials. Claude Code runs ripgrep with --hidden and --no-follow, so without these a
+# Grep over a directory prints .env lines; symlinks are not followed, so names suffice.
+# Templates (.env.example) are excluded with the rest: a glob cannot say "except"; Read them
+# by path.
+_SECRET_NAME_GLOBS = (
+    ".env", ".env.*", "*.env", ".envrc", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.kdbx", "ssh_host_*_key",
+    ".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".htpasswd", ".vault-token",
+    "*credentials*.json", "*service?account*.json", "*serviceaccount*.json",
+    "secret.{yaml,yml,json,toml,ini,env,txt}", "secrets.{yaml,yml,json,toml,ini,env,txt}",
+    "secret.*.{yaml,yml,json,toml,ini,env,txt}", "secrets.*.{yaml,yml,json,toml,ini,env,txt}",
+    "*.tfstate", "*.tfstate.*",
+)
+_SECRET_DIRS = (".ssh", ".gnupg", ".password-store", ".aws", ".azure")
+_HOME_SECRET_GLOBS = (".npmrc", ".docker/config.json", ".kube/config", ".config/gh", ".config/gcloud",
+                      ".local/share/keyrings", ".cargo/credentials*", ".gem/credentials")
+_BACKUPS = "{bak,backup,bk,old,orig,save,sav,tmp,temp,copy,prev,rej,swp,swo,1,2,3}"
+
+
+def _ci(glob):
+    """A glob matching `glob` in any letter case (ripgrep's --glob is case-sensitive)."""
+    out, depth = [], 0
+    for c in glob:
+        out.append("[%s%s]" % (c.lower(), c.upper()) if c.isalpha() else c)
+    return "".join(out)
+
+
+def _secret_globs():
+    out = []
+    for g in _SECRET_NAME_GLOBS:
+        # Decorated copies: `.env~`, `.env.bak`, `#.env#`, `.#.env`, `.id_rsa.swp`, `key.pem.orig`.
+        for form in (g, g + "~", g + "." + _BACKUPS, "#" + g + "#", ".#" + g, "." + g + ".sw?"):
+            if not form.startswith(".."):
+                out.append("!" + _ci(form) if "{" not in form else "!" + form)
+    out += ["!" + d for d in _SECRET_DIRS]
+    return tuple(dict.fromkeys(out))
+
+
+_GREP_EXCLUDES = None
+
+
+def _grep_without_secrets(tool_input, root, policy):
+    global _GREP_EXCLUDES
+    if _GREP_EXCLUDES is None:
+        _GREP_EXCLUDES = " ".join(_secret_globs())
+    extra = _GREP_EXCLUDES
+    for base, names in ((policy.home, _HOME_SECRET_GLOBS),
+                        (policy.ctx_home, ("http-token*", "blobs", "captures", "spool"))):
+        if base and (base == root or base.startswith(root.rstrip("/") + "/")):
+            # Anchored to the search root: a project's own .npmrc or blobs/ stays searchable.
+            pre = "/" + base[len(root.rstrip("/")) + 1:]
+            extra += " " + " ".join("!%s/%s" % (pre.rstrip("/"), x) for x in names)
+    glob = tool_input.get("glob")
+    updated = dict(tool_input)
+    updated["glob"] = (glob.strip() + " " + extra) if isinstance(glob, str) and glob.strip() else extra
+    reason = ("ctx safety: Grep over %s skips files named like secrets (.env*, keys, credentials; "
+              "templates such as .env.example too: Read those by path)." % _show(root, 120))
+    return Redact("secret-redact", (root,), reason, updated, True)
 
 
 # -- the allow list -------------------------------------------------------------------

@@ -72,19 +72,33 @@ class ClaudeHandler:
         fields["tool_input"] = {k: v for k, v in (hook.tool_input or {}).items() if k != "command"}
         if hdr.get("spooled"):
             # The shim already answered this call; record what it decided.
-            ev["decision"] = "deny" if hdr.get("local") == "deny" else "none"
+            ev["decision"] = {"deny": "deny", "redact": "rewrite"}.get(hdr.get("local"), "none")
             ev["decision_detail"] = "decided by the shim while the daemon was down"
             self._annotate(hook, ev)
             return None
         env = {"CLAUDE_PROJECT_DIR": hdr.get("pdir") or "", "HOME": hdr.get("home") or self.ctx.home_dir}
         if not env["CLAUDE_PROJECT_DIR"]:
             del env["CLAUDE_PROJECT_DIR"]
-        denial = local_decision.safety_denial(hook.model_dump(), env)
-        if denial is not None:
-            ev.update(decision="deny", decision_detail=denial.rule)
-            fields["safety"] = denial.to_dict()
-            fields["intents"] = [declare("deny")]
-            return claude_answers.deny(denial.reason)
+        obj = hook.model_dump()
+        verdict = local_decision.safety_verdict(obj, env)
+        if verdict is not None:
+            answer = local_decision.safety_answer(obj, verdict, env)
+            fields["safety"] = verdict.to_dict()
+            if verdict.rule != "secret-redact":
+                ev.update(decision="deny", decision_detail=verdict.rule)
+                fields["intents"] = [declare("deny")]
+                return answer
+            if answer is not None:
+                # A recursive read, sent through ctx run --raw (or a Grep given secret-excluding
+                # globs): the same answer the shim gives when the daemon is down.
+                updated = answer["hookSpecificOutput"]["updatedInput"]
+                ev.update(decision="rewrite", decision_detail=updated.get("command") or verdict.rule)
+                fields["permission"] = answer["hookSpecificOutput"].get("permissionDecision")
+                fields["intents"] = [declare("rewrite")]
+                if hook.tool_name == "Bash" and hook.tool_use_id and hook.command is not None:
+                    self._remember(hook.tool_use_id, (hook.command, updated["command"]))
+                self._annotate(hook, ev)
+                return answer
         root = project.project_root(hook.cwd, env)
         fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd, root)
         if hook.tool_name != "Bash" or hook.command is None:
