@@ -9,6 +9,13 @@ daemon turns it into a blob and a ledger row and answers with what to print.
 Without a daemon the raw output is printed unchanged and the capture is
 spooled, so nothing is lost and the exit code is kept.
 
+Before anything reads the capture, the values of the secret files around the
+command (reflex.secret_values: the project's .env and keys, the directories the
+command reads recursively, the home secrets) are replaced in it, so no secret
+value is stored, sliced, printed or spooled; a census line says what was hidden.
+`ctx run --raw -- CMD` (what the safety plane rewrites a recursive read to)
+prints the whole redacted output instead of a digest.
+
 stdlib-only: no subprocess (it imports threading/selectors), no json.
 """
 
@@ -42,10 +49,19 @@ def command_from_argv(argv):
     return shlex.join(argv)
 
 
+def _options(argv):
+    raw = False
+    while argv and argv[0] == "--raw":
+        raw = True
+        argv = argv[1:]
+    return raw, argv
+
+
 def main(argv):
+    raw, argv = _options(list(argv))
     command = command_from_argv(argv)
     if command is None:
-        sys.stderr.write("usage: ctx run -- COMMAND [ARGS...]\n")
+        sys.stderr.write("usage: ctx run [--raw] -- COMMAND [ARGS...]\n")
         return 2
     paths = paths_mod.resolve()
     uid = os.urandom(10).hex()
@@ -59,7 +75,13 @@ def main(argv):
         capture = os.path.join(paths.captures, uid + ".out")
         cfd = os.open(capture, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as e:
-        # Cannot capture (disk full, read-only home): run the command plainly.
+        # Cannot capture (disk full, read-only home): run the command plainly, unless there
+        # are secret values its output could carry and nothing could redact them.
+        if _census(command).values:
+            sys.stderr.write("ctx run: cannot capture output (%s), so the values of the secret files "
+                             "here could not be removed from it; not running it. Free some space or "
+                             "run a command that does not read those files.\n" % e)
+            return 1
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
         sys.stdout.flush()
         os.execv(_shell(), [_shell(), "-c", command])
@@ -70,6 +92,7 @@ def main(argv):
     t0 = time.time()
     code = _run(producer, cfd)
     duration_ms = (time.time() - t0) * 1000.0
+    redacted, labels = _redact(command, capture, cfd)
     view = b""
     exit_code = code
     if slicer is not None:
@@ -80,6 +103,15 @@ def main(argv):
     if slicer is not None:
         extra = ',"producer":%s,"slicer":%s,"slicer_exit":%d' % (
             wire.json_str(producer), wire.json_str(slicer), exit_code)
+    if raw:
+        extra += ',"raw":true'
+    if redacted:
+        extra += ',"redacted":%d,"redacted_from":[%s]' % (
+            redacted, ",".join(wire.json_str(k) for k in sorted(labels)))
+    note = b""
+    if redacted:
+        from .secret_values import census_line
+        note = census_line(redacted, labels).encode()
     body = view[:VIEW_CAP]
     head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
             '"session":%s,"exit":%d,"duration_ms":%.3f%s,"len":%d}\n'
@@ -99,6 +131,7 @@ def main(argv):
             else:
                 _copy_to_stdout(cfd)
         _write(out[:n_out])
+        _write(note)
         os.close(cfd)
         return exit_code
     # Fail open: what the command would have printed, capture spooled for
@@ -107,6 +140,7 @@ def main(argv):
         _write(view)
     else:
         _copy_to_stdout(cfd)
+    _write(note)
     os.close(cfd)
     from . import spool
     try:
@@ -121,6 +155,29 @@ def main(argv):
 
 
 VIEW_CAP = 4 * 1024 * 1024
+
+
+def _census(command):
+    try:
+        from . import secret_values
+        return secret_values.collect(os.getcwd(), os.environ, command)
+    except Exception:  # noqa: BLE001 - a census failure must not lose the run
+        from .secret_values import Census
+        return Census()
+
+
+def _redact(command, capture, cfd):
+    """Replace the secret values in the capture before anything reads it. -> (count, labels)."""
+    census = _census(command)
+    try:
+        from . import secret_values
+        return secret_values.redact_capture(cfd, capture, census)
+    except Exception as e:  # noqa: BLE001
+        # The output may hold a secret we could not remove: show and store nothing of it.
+        sys.stderr.write("ctx run: could not redact secret values from the output (%s); "
+                         "output withheld\n" % e)
+        os.ftruncate(cfd, 0)
+        return 0, {}
 
 
 def _announce(paths, uid, capture):

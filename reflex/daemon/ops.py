@@ -143,15 +143,23 @@ class Ops:
         core_hash = sig.core_hash if sig else None
         density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
+        passthrough = hdr.get("raw") is True
+        redacted = hdr.get("redacted") if isinstance(hdr.get("redacted"), int) else 0
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
-            uid)
+            uid, passthrough, redacted > 0)
         bid, size, digest, digest_error, baselines = work
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
                 "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
                 "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
         data.update(baselines)
+        if redacted:
+            # Counts and file names only: the values never reach the ledger.
+            data["redacted"] = {"values": redacted, "files": [str(x)[:200] for x in
+                                                               (hdr.get("redacted_from") or [])][:50]}
+        if passthrough:
+            data["passthrough"] = True
         meta = {}
         if digest is not None:
             data.update(digest_summary(digest))
@@ -181,6 +189,8 @@ class Ops:
         if digest is None:
             footer = "[ctx] exit %s · %s stored as %s · full output: ctx get %s\n" % (
                 exit_code, _size(size), handle, handle)
+            if passthrough:
+                footer = ""     # --raw: the command's own output, exactly (secret values redacted)
             return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
                           "duplicate": written.duplicate}, out=footer.encode())
         text = digest.text if digest.text.endswith("\n") else digest.text + "\n"

@@ -12,8 +12,13 @@ class RunStore:
     def __init__(self, ctx):
         self.ctx = ctx
 
-    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None):
-        """-> (blob id, size, Digest | None, error text | None, extra data for the run event)."""
+    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None,
+               passthrough=False, rewritten=False):
+        """-> (blob id, size, Digest | None, error text | None, extra data for the run event).
+
+        passthrough: `ctx run --raw`, stored but not digested. rewritten: ctx run replaced
+        secret values in the capture after the follower may have counted the original bytes,
+        so its count is dropped."""
         import time
         t0 = time.perf_counter()
         with open(capture, "rb") as f:
@@ -23,6 +28,10 @@ class RunStore:
         from .. import blobs
         handle = blobs.handle_of(bid)
         raw_tokens = self.ctx.followers.finish(uid, len(raw)) if uid else None
+        if rewritten:
+            raw_tokens = None
+        if passthrough:
+            return bid, len(raw), None, None, {}
         t2 = time.perf_counter()
         try:
             from ..digest import build_digest
