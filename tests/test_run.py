@@ -1,6 +1,7 @@
 """`ctx run` and `ctx get`: exit codes, merged output, exact bytes, and life without a daemon."""
 
 import os
+import sqlite3
 import subprocess
 import time
 
@@ -72,7 +73,10 @@ def test_without_daemon_raw_output_exit_code_and_spool(paths, daemon):
     rows = []
     while time.monotonic() < deadline:
         if os.path.exists(paths.ledger):
-            rows = ledger_rows(paths, "SELECT * FROM runs")
+            try:
+                rows = ledger_rows(paths, "SELECT * FROM runs")
+            except sqlite3.OperationalError:
+                rows = []       # the daemon created the file and is still migrating it
             if rows:
                 break
         time.sleep(0.1)
