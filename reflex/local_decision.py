@@ -52,9 +52,12 @@ def _policy(obj, environ):
     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else os.getcwd()
     if not isinstance(obj.get("tool_name"), str) or not isinstance(obj.get("tool_input"), dict):
         return None, cwd
+    cfg = _config()
+    # With the http transport, `ctx install` wrote the token into these settings files.
+    tokens = tuple(cfg.get("installed_settings") or ()) if cfg.get("http_port") else ()
     return safety.SafetyPolicy(project_root=project.project_root(cwd, env),
                                home=env.get("HOME") or os.path.expanduser("~"),
-                               allow=allow_list(), ctx_home=paths.resolve().home), cwd
+                               allow=allow_list(), ctx_home=paths.resolve().home, token_files=tokens), cwd
 
 
 def safety_answer(obj, verdict, environ=None):

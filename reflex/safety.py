@@ -136,14 +136,16 @@ class SafetyPolicy(_Frozen):
     project_root: the project directory, or None when unknown; home: the user's home;
     tmp_dirs: writable scratch dirs (default /tmp, /var/tmp and $TMPDIR); allow: glob
     patterns of paths the user explicitly allows (see the module docstring); ctx_home:
-    ctx's own directory ($CTX_HOME), whose token and stored output are protected too.
+    ctx's own directory ($CTX_HOME), whose token and stored output are protected too;
+    token_files: files that hold ctx's HTTP token besides $CTX_HOME/http-token (the settings
+    files `ctx install --transport http` wrote it into).
     """
 
-    __slots__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home")
+    __slots__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home", "token_files")
     _fields = __slots__
     __match_args__ = __slots__
 
-    def __init__(self, project_root, home, tmp_dirs=None, allow=(), ctx_home=None):
+    def __init__(self, project_root, home, tmp_dirs=None, allow=(), ctx_home=None, token_files=()):
         if tmp_dirs is None:
             tmp_dirs = _default_tmp_dirs()
         tmps = tmp_dirs if isinstance(tmp_dirs, (tuple, list)) else ()
@@ -155,6 +157,8 @@ class SafetyPolicy(_Frozen):
         init(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
         ctx_home = _norm_dir(ctx_home)
         init(self, "ctx_home", ctx_home if ctx_home != "/" else None)
+        token_files = token_files if isinstance(token_files, (tuple, list)) else ()
+        init(self, "token_files", tuple(t for t in (_norm_dir(x) for x in token_files) if t and t != "/"))
 
 
 class Denial(_Frozen):
@@ -265,7 +269,8 @@ def _text(command):
 
 
 def _scan(policy):
-    return Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy), policy.ctx_home)
+    return Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy), policy.ctx_home,
+                policy.token_files)
 
 
 # Commands that only read (and print): a recursive read made only of these may be sent through
@@ -402,7 +407,7 @@ def _check_tool(tool_name, tool_input, cwd, policy):
 
 
 def _tool_target(tool_name, path, raw, verb, policy, allowed):
-    kind = secret_kind(path, policy.home, policy.ctx_home)
+    kind = secret_kind(path, policy.home, policy.ctx_home) or ("token" if path in policy.token_files else None)
     if kind == "dir" and (tool_name != "Grep" or path == policy.home or
                           (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
         kind = None   # listing, or a Grep over home or above (it excludes the secret dirs by glob)
@@ -549,7 +554,10 @@ def _allow_regex(pat):
 # -- reasons --------------------------------------------------------------------------
 
 _WHAT = {"env": "a secret env file", "key": "private key material", "cred": "a credentials file",
-         "secrets": "a secrets file", "dir": "a directory that holds keys or credentials"}
+         "secrets": "a secrets file", "dir": "a directory that holds keys or credentials",
+         "store": "ctx's stored command output", "token": "a settings file holding ctx's HTTP hook token",
+         "tree": "files recursively, through a pipe or redirect that would hide secret values from "
+                 "redaction:"}
 
 _FIX = {
     "env": ("Use the variable names in .env.example (or in the code that reads them) instead of "
@@ -566,6 +574,14 @@ _FIX = {
                 "of the values, or ask the user for the value you need."),
     "dir": ("List it with `ls` if you need file names, read specific non-secret files by path "
             "(such as *.pub), or ask the user."),
+    "store": ("Read stored output with `ctx get <address>` or `ctx search <pattern>`, which redact "
+              "secrets, or ask the user."),
+    "token": ("To see ctx's hooks run `ctx doctor`; to see other settings, ask the user to show "
+              "the parts you need."),
+    "tree": ("A recursive read is allowed when its output comes straight to you (a trailing "
+             "`| head`, `| grep`, `| sort` or `| cut` is fine): ctx then removes the values of "
+             "secret files from it. Drop the transform, redirect or `$(...)` (or `grep -o`), or "
+             "read specific files by name, or ask the user."),
 }
 _FIX_WRITE = ("Ask the user to make this edit; add new variable names (without values) to the "
               "template, such as .env.example, instead.")

@@ -84,6 +84,13 @@ class Stdin:
                     return Stdin(redirs, None).text()
         return None
 
+    def from_program(self):
+        """True when stdin is another program's output or a file: text the analysis lacks."""
+        if self.text() is not None:
+            return False
+        return self.prev is not None or any(
+            r[1] == "<" and any(p[0] == L.SUB for p in (r[3] or ())) for r in self.redirs)
+
     def words(self):
         """Static non-option operands of the previous pipeline stage (for xargs)."""
         if not self.prev:

@@ -16,7 +16,8 @@ from reflex import safety_files as F
 from reflex import safety_lex as L
 from reflex import safety_readers as R
 from reflex.safety_argv import MAX_HOPS, NON_READER_FILES, Stdin, dump, generic, non_reader_files
-from reflex.safety_words import command_name, is_assignment
+from reflex.safety_paths import basename_kind
+from reflex.safety_words import FROM_OUTPUT, command_name, is_assignment
 
 SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
                        "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
@@ -68,6 +69,9 @@ def run_simple(scan, words, redirs, ctx, prev):
             scan.assign(w, ctx)
     if name_arg.static == "exec" and not args and any(r[1] in (">", ">>", ">|", "&>", "&>>") for r in redirs):
         scan.stdout_moved = True    # `exec >file`: later output goes to the file
+    f = _secret_as_command(scan, name_arg, ctx)
+    if f:
+        return f
     if name_arg.static is None:
         f = generic(scan, "command", args, ctx)
     else:
@@ -76,6 +80,20 @@ def run_simple(scan, words, redirs, ctx, prev):
             return dump(scan, name)
         f = handle(scan, name, args, ctx, stdin, 0)
     return f or _redirects(scan, redirs, ctx)
+
+
+def _secret_as_command(scan, name_arg, ctx):
+    """A secret file named where a command goes. Nobody runs .env; but the walker lexes a
+    glob group as a subshell, so `cat @(.env)` (bash extglob), `cat (.env|x)` (zsh) and
+    `cat *(.env)` (ksh) arrive here with the file in command position."""
+    s = name_arg.static
+    if s is not None:
+        base = s.rsplit("/", 1)[-1]
+        if not base or "=" in s or not basename_kind(base):
+            return None
+    elif name_arg.from_output() or not any(k == "glob" for v in name_arg.variants for k, _ in v):
+        return None
+    return scan.read(name_arg, "glob group", ctx, split=False)
 
 
 def _expands_secret_var(words):
@@ -185,7 +203,7 @@ def h_shopt(scan, name, args, ctx, stdin, hops):
 def h_read(scan, name, args, ctx, stdin, hops):
     for a in args:
         if a.static and a.static.isidentifier():
-            ctx.vars[a.static] = [(("any", ""),)]
+            ctx.vars[a.static] = [(FROM_OUTPUT,)]     # `find . | while read f; do cat "$f"`
 
 
 def h_unset(scan, name, args, ctx, stdin, hops):

@@ -241,6 +241,10 @@ def h_shell(scan, name, args, ctx, stdin, hops):
             f = scan.command(script.static, inner)
             if f:
                 return f
+        elif script.from_output():
+            f = unknown_code(scan, name, ctx)     # `bash -c "$(curl ...)"`
+            if f:
+                return f
         for a in args[i + 1:]:
             f = scan.read(a, name, ctx)
             if f:
@@ -253,12 +257,22 @@ def h_shell(scan, name, args, ctx, stdin, hops):
                 return f
         return None
     text = stdin.text()
-    return scan.command(text, ctx.copy()) if text else None
+    if text:
+        return scan.command(text, ctx.copy())
+    return unknown_code(scan, name, ctx) if stdin.from_program() else None
+
+
+def unknown_code(scan, verb, ctx):
+    """A script the analysis cannot see (`... | sh`, `eval "$(...)"`, `python -c "$X"` from a
+    program): it may read anything, so its output goes through redaction like a tree read."""
+    return scan.tree_root(None, verb, verb, ctx)
 
 
 def h_eval(scan, name, args, ctx, stdin, hops):
-    if not args or any(a.static is None for a in args):
+    if not args:
         return None
+    if any(a.static is None for a in args):
+        return unknown_code(scan, name, ctx) if any(a.from_output() for a in args) else None
     return scan.command(" ".join(a.static for a in args), ctx.copy())
 
 
@@ -363,6 +377,10 @@ def h_interp(scan, name, args, ctx, stdin, hops):
         f = code_scan(scan, code, name, ctx)
         if f:
             return f
+    if codes and None in codes and any(a.from_output() for a in args):
+        f = unknown_code(scan, name, ctx)           # `python -c "$(curl ...)"`
+        if f:
+            return f
     if not codes and not stop_module:
         if operands and operands[0].static != "-":
             f = scan.read(operands[0], name, ctx)
@@ -370,7 +388,9 @@ def h_interp(scan, name, args, ctx, stdin, hops):
                 return f
             operands = operands[1:]
         else:
-            f = code_scan(scan, stdin.text(), name, ctx)
+            text = stdin.text()
+            f = code_scan(scan, text, name, ctx) if text else \
+                (unknown_code(scan, name, ctx) if stdin.from_program() else None)
             if f:
                 return f
             operands = operands[1:]

@@ -43,6 +43,9 @@ def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False)
             f = scan.write(a, name, ctx, delete=True)
         if f:
             return f
+    if dest is not None and any(a.from_output() for a in sources) and dest.static:
+        # `ln -s "$(printf '.%s' env)" x; cat x`: x is whatever the program printed.
+        scan.taint(dest.static, ctx, many=len(sources) > 1 or target_dir is not None)
     return scan.write(dest, name, ctx) if dest is not None else None
 
 

@@ -94,7 +94,8 @@ NEUTRAL_BASENAMES = ("README.md", "main.py", "index.js", "Makefile", "notes.txt"
 _DECORATION = re.compile(
     r"(?:~|\.~\d+~|\.(?:bak|backup|bk|old|orig|save|sav|saved|tmp|temp|copy|prev|rej|swp|swo|swn|swx"
     r"|un~|kate-swp|dpkg-old|dpkg-dist|dpkg-bak|rpmsave|rpmnew|ucf-old|ucf-dist|merge|local|base|remote)"
-    r"|[ _-]copy(?: \d+)?| \(\d+\)|\.\d{1,3})\Z")
+    r"|[ _-]copy(?: \d+)?| \(\d+\)| - copy(?: \(\d+\))?| \(conflicted copy[^)]*\)|\.\d{1,3}"
+    r"|_(?:backup|base|local|remote)_\d+(?:\.[\w-]+)?|___jb_(?:tmp|old|bak)___)\Z")
 
 
 def _undecorated(low):
@@ -106,6 +107,8 @@ def _undecorated(low):
             base = base[1:-1]
         if base.startswith(".#"):
             base = base[2:]
+        if base.startswith("copy of "):
+            base = base[8:]
         base = _DECORATION.sub("", base)
         if base == low or not base:
             break

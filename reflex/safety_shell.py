@@ -42,6 +42,7 @@ from reflex.safety_paths import (
 )
 from reflex.safety_words import command_name
 from reflex.safety_words import (
+    FROM_OUTPUT,
     MAX_VARIANTS,
     Arg,
     expand_braces,
@@ -92,12 +93,13 @@ _ZSH_DOTS = re.compile(r"[*?\]]\([^()\s]*D[^()\s]*\)")
 class Scan:
     """One analysis run. Holds the policy values and the budget; no other state leaks in."""
 
-    def __init__(self, home, root, tmp_dirs, allowed, ctx_home=None):
+    def __init__(self, home, root, tmp_dirs, allowed, ctx_home=None, token_files=()):
         self.home = home
         self.root = root
         self.tmp = tmp_dirs
         self.allowed = allowed
         self.ctx_home = ctx_home
+        self.token_files = token_files
         self.budget = L.Budget()
         self.loaded = None      # a secret file sourced into the environment, if any
         self.nest = 0
@@ -108,6 +110,7 @@ class Scan:
         self.stdout_moved = False  # `exec >file`: everything after writes elsewhere
         self.frames = []        # [tokens, start of the current simple command, captured?, last diversion]
         self.names = set()      # every command dispatched (to tell a read-only command line)
+        self.tainted = []       # paths this command copies or links from a program's output
         self.wrote = False      # any write or delete seen
         # Imported here, not at module level: the command handlers import this module.
         from reflex.safety_cmds import handle, run_simple
@@ -330,7 +333,7 @@ class Scan:
                 else:
                     # `cat $(find . -name .env)`: the output is unknown, but a secret file name
                     # written inside the substitution is a likely part of it.
-                    alts = [(("lit", w),) for w in secret_words(extra)] + [(("any", ""),)]
+                    alts = [(("lit", w),) for w in secret_words(extra)] + [(FROM_OUTPUT,)]
             else:  # DYN
                 alts = self._var(text, extra, ctx)
             if len(alts) == 1:
@@ -410,9 +413,10 @@ class Scan:
                         break
             if f:
                 return f
-        if arg.listing is not False and rule == "secret-read":
-            # `cat $(find . -type f)`: every listed file is read.
-            root = arg.listing
+        if rule == "secret-read" and (arg.listing is not False or arg.from_output()):
+            # `cat $(find . -type f)`, `cat $(printf '.%s' env)`: the names come from a program,
+            # so any file may be read (under the listing's directory when there is one).
+            root = arg.listing or None
             if root and root.startswith("/"):
                 root = self.real(root, ctx)
             return self.tree_root(root if root and root.startswith("/") else None,
@@ -423,19 +427,38 @@ class Scan:
         if not text or text == "-":
             return None
         path = self.resolve(text, ctx)
-        kind = secret_kind(path, self.home, self.ctx_home)
+        kind = self.kind(path)
         if kind == "dir" and not dirs:
             kind = None
         if kind:
             return None if self.allowed(path) else Finding(rule, path, text, verb, kind)
         real = self.real(path, ctx)
         if real != path:
-            kind = secret_kind(real, self.home, self.ctx_home)
+            kind = self.kind(real)
             if kind == "dir" and not dirs:
                 return None
             if kind and not self.allowed(real) and not self.allowed(path):
                 return Finding(rule, real, text, verb, kind)
+        if self.tainted and rule == "secret-read" and self._tainted(path):
+            return self.tree_root(None, text, verb, ctx)
         return None
+
+    def kind(self, path):
+        kind = secret_kind(path, self.home, self.ctx_home)
+        if kind is None and self.token_files and path in self.token_files:
+            return "token"
+        return kind
+
+    def taint(self, text, ctx, many=False):
+        path = self.resolve(text, ctx)
+        if path.startswith("/") and len(self.tainted) < 32:
+            self.tainted.append((path, many))
+
+    def _tainted(self, path):
+        for t, many in self.tainted:
+            if path == t or (many and path.startswith(t + "/")):
+                return True
+        return False
 
     def real(self, path, ctx):
         """What an absolute path resolves to on disk (see reflex.safety_disk)."""

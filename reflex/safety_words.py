@@ -14,6 +14,11 @@ from reflex.safety_paths import basename_kind
 
 MAX_VARIANTS = 32      # brace/variable alternatives considered per word
 
+# The value of `$(some command)` or of `read VAR`: unknown, and printed by a program, so it
+# can be any file name at all (`cat $(printf '.%s' env)`). Kept apart from an unknown
+# variable (("any", "")) because the walker treats a read of it as a read of anything.
+FROM_OUTPUT = ("any", "$(")
+
 
 
 class Arg:
@@ -36,6 +41,10 @@ class Arg:
     @classmethod
     def of(cls, text):
         return cls([(("lit", text),)])
+
+    def from_output(self):
+        """True when some value of this word was printed by a program (see FROM_OUTPUT)."""
+        return any(FROM_OUTPUT in v for v in self.variants)
 
     def text(self):
         v = self.variants[0] if self.variants else ()
