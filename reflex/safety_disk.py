@@ -34,6 +34,12 @@ class Disk:
         """The path with every symlink resolved (`path` absolute; may not exist)."""
         if not path.startswith("/") or path.startswith(("/proc/", "/dev/")):
             return path
+        if "/./" in path or "/../" in path or path.endswith(("/.", "/..")):
+            # `..` (or `.`) must be resolved by the kernel's rules, after the symlinks before it.
+            try:
+                return os.path.realpath(path)
+            except (OSError, ValueError):
+                return path
         head, _, name = path.rpartition("/")
         try:
             base = self._dirs.get(head)

@@ -350,6 +350,8 @@ class Scan:
             return [(("lit", self.home),)]
         if name == "PWD" and ctx.cwd:
             return [(("lit", ctx.cwd),)]
+        if name == "CTX_HOME" and self.ctx_home:
+            return [(("lit", self.ctx_home),)]
         if extra and extra[1]:
             return self.arg(extra[1], ctx).variants
         return [(("any", ""),)]
@@ -432,7 +434,7 @@ class Scan:
             kind = None
         if kind:
             return None if self.allowed(path) else Finding(rule, path, text, verb, kind)
-        real = self.real(path, ctx)
+        real = self.real(self.joined(text, ctx), ctx)
         if real != path:
             kind = self.kind(real)
             if kind == "dir" and not dirs:
@@ -459,6 +461,15 @@ class Scan:
             if path == t or (many and path.startswith(t + "/")):
                 return True
         return False
+
+    def joined(self, text, ctx):
+        """The path as the kernel walks it: `..` after a symlink goes up from its target, so
+        this is not normalized (`keys/../.aws/credentials` with keys -> ~/.ssh is ~/.aws/...)."""
+        if text == "~" or text.startswith("~/"):
+            text = self.home + text[1:]
+        if text.startswith("/") or not ctx.cwd:
+            return text
+        return ctx.cwd.rstrip("/") + "/" + text
 
     def real(self, path, ctx):
         """What an absolute path resolves to on disk (see reflex.safety_disk)."""
@@ -506,7 +517,7 @@ class Scan:
                 if not path.startswith("/"):
                     f = self.tree_root(None, s, verb, ctx, transforms, rule)
                 else:
-                    real = self.real(path, ctx)
+                    real = self.real(self.joined(s, ctx), ctx)
                     if self.disk.isdir(real) is False:
                         continue            # a file: read_path above judged it
                     f = self.tree_root(real, s, verb, ctx, transforms, rule)

@@ -25,6 +25,12 @@ localhost, production ...) are kept: replacing them would rewrite ordinary outpu
 value is also matched in its JSON-escaped form (`rg --json`), and through colour codes:
 when a value only appears once ANSI escapes are removed, the output is stored without them.
 
+Programs also print *pieces* of values: pytest shows `'sk_live_4eC3...Zp9Q2'`, a log cuts
+a line, `head -c` stops mid-value. So any run of PARTIAL or more bytes of a random-looking
+value (long, no spaces, no `://`, mixed letters and digits) is replaced as well: found by
+looking up the value's 6-byte pieces at every 7th position of the long tokens of the output
+(any common run of 12 bytes covers one such position), then extending the match.
+
 stdlib-only: `ctx run` imports it on every run.
 """
 
@@ -33,6 +39,9 @@ import re
 import time
 
 MIN_VALUE = 6
+PARTIAL = 12            # this many contiguous bytes of a random-looking value count as a leak
+_GRAM = 6
+_STRIDE = PARTIAL - _GRAM + 1   # any run of PARTIAL bytes covers a probe at this stride
 MAX_FILES = 256
 MAX_FILE_BYTES = 1 << 20
 MAX_VALUES = 4096
@@ -52,17 +61,29 @@ _ASSIGN = re.compile(rb"^(?:export\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*[=:]\s*(.
 _URL_PASSWORD = re.compile(rb"://[^/\s:@]+:([^/\s@]+)@")
 _KEYWORD_TOKEN = re.compile(rb"(?i)\b(?:password|passwd|secret|token|login)\s+(\S+)")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_TOKEN = re.compile(rb"[A-Za-z0-9+/=_.~:@%\-]{" + str(PARTIAL).encode() + rb",}")
 
 
 class Census:
     """Secret files found (path, label) and their values (value bytes -> label)."""
 
-    __slots__ = ("files", "values", "truncated")
+    __slots__ = ("files", "values", "truncated", "_grams")
 
     def __init__(self):
         self.files = []
         self.values = {}
         self.truncated = False
+        self._grams = None
+
+    def grams(self):
+        """8-byte piece -> [(value, offset)] for the random-looking values (see PARTIAL)."""
+        if self._grams is None:
+            self._grams = {}
+            for v in self.values:
+                if _random_looking(v):
+                    for i in range(len(v) - _GRAM + 1):
+                        self._grams.setdefault(v[i:i + _GRAM], []).append((v, i))
+        return self._grams
 
     def add_file(self, path, kind, label):
         if len(self.files) >= MAX_FILES or any(p == path for p, _ in self.files):
@@ -119,6 +140,13 @@ def _unquote(v):
     return v
 
 
+def _random_looking(v):
+    if len(v) < 16 or b"://" in v or b" " in v or len(set(v)) < 8:
+        return False
+    classes = (any(48 <= c <= 57 for c in v), any(97 <= c <= 122 for c in v), any(65 <= c <= 90 for c in v))
+    return sum(classes) >= 2
+
+
 def _worth_hiding(v):
     if len(v) < MIN_VALUE or v.lower() in _NEVER_SECRET:
         return False
@@ -153,7 +181,7 @@ def collect(cwd, environ=None, command=None, deadline=None):
         roots.append(root)
         if cwd and cwd not in roots:
             roots.append(cwd)
-        if command:
+        if command and any(s in command for s in _MAY_LEAVE_CWD):
             roots += [r for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
         seen = []
         for r in roots:
@@ -167,6 +195,11 @@ def collect(cwd, environ=None, command=None, deadline=None):
     return census
 
 
+# Without one of these, every path a command names lies under its cwd (symlinked directories
+# are followed by the walk): the safety plane need not be asked where it reads.
+_MAY_LEAVE_CWD = ("/", "..", "~", "$", "`", "cd", "pushd", "-C")
+
+
 def _tree_roots(command, cwd, root, home, env, ctx_home):
     from . import local_decision, safety
     policy = safety.SafetyPolicy(root, home, allow=local_decision.allow_list(), ctx_home=ctx_home)
@@ -176,9 +209,12 @@ def _tree_roots(command, cwd, root, home, env, ctx_home):
 def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=None):
     from .safety_paths import secret_kind
     stack = [top]
-    visited = set()
+    linked = []         # directories reached through a symlink: walked last, so files are
+    visited = set()     # labelled by their own path when they are also reachable directly
     seen = 0
-    while stack:
+    while stack or linked:
+        if not stack:
+            stack.append(linked.pop())
         d = stack.pop()
         try:
             real = os.path.realpath(d)
@@ -202,7 +238,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                     target = os.path.realpath(path)
                     if os.path.isdir(target):
                         if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE:
-                            stack.append(path)
+                            linked.append(path)
                         continue
                     kind = secret_kind(path, home, ctx_home) or secret_kind(target, home, ctx_home)
                     if kind and kind not in ("dir", "store") and os.path.isfile(target):
@@ -241,14 +277,14 @@ def redact_bytes(data, census):
     if not census.values or not data:
         return data, 0, {}
     present = [v for v in census.values if v in data]
-    if b"\x1b" in data:
+    if b"\x1b" in data and census.values:
         # Colour codes inside a value (`grep --color=always`) hide it from an exact match:
         # if removing them reveals more values, the output is kept without them.
         stripped = _ANSI.sub(b"", data)
         more = [v for v in census.values if v in stripped]
         if len(more) > len(present):
             data, present = stripped, more
-    if not present:
+    if not present and not census.grams():
         return data, 0, {}
     labels = {}
 
@@ -256,21 +292,62 @@ def redact_bytes(data, census):
         label = census.values[m.group(0)]
         labels[label] = labels.get(label, 0) + 1
         return _marker(label)
-    out = _pattern(present).sub(repl, data)
+    out = _pattern(present).sub(repl, data) if present else data
+    if census.grams():
+        out = _redact_pieces(out, census, labels)
     return out, sum(labels.values()), labels
+
+
+def _redact_pieces(data, census, labels):
+    """Replace runs of PARTIAL+ bytes of a random-looking value (see the module docstring).
+
+    Tokens are found and deduplicated at C speed (test logs repeat most of theirs); only the
+    distinct long tokens are probed in Python, and each piece found is then replaced
+    everywhere with bytes.replace."""
+    grams = census.grams()
+    get = grams.get
+    pieces = {}
+    for tok in set(_TOKEN.findall(data)):
+        n = len(tok)
+        for p in (*range(0, n - _GRAM, _STRIDE), n - _GRAM):
+            refs = get(tok[p:p + _GRAM])
+            if refs is None:
+                continue
+            for v, i in refs:
+                base = p - i
+                a, b = p, p + _GRAM
+                while a > 0 and a > base and tok[a - 1] == v[a - 1 - base]:
+                    a -= 1
+                while b < n and b - base < len(v) and tok[b] == v[b - base]:
+                    b += 1
+                if b - a >= PARTIAL:
+                    pieces[tok[a:b]] = census.values[v]
+        if len(pieces) > 10000:
+            break
+    for piece in sorted(pieces, key=len, reverse=True):
+        count = data.count(piece)
+        if count:
+            label = pieces[piece]
+            data = data.replace(piece, _marker(label))
+            labels[label] = labels.get(label, 0) + count
+    return data
 
 
 def redact_capture(fd, path, census):
     """Redact the capture file `path` (open as `fd`). -> (values replaced, {label: count}).
 
-    The redacted output is written beside it and renamed over it, and `fd` is pointed at the
-    new file (dup2), so everything after (slicer, stdout, daemon, spool) sees only it. The
-    file is processed in line-aligned chunks: memory stays bounded for any output size."""
+    When something is replaced, the redacted output is written beside the capture and renamed
+    over it, and `fd` is pointed at the new file (dup2), so everything after (slicer, stdout,
+    daemon, spool) sees only it. Large captures are processed in line-aligned chunks, so
+    memory stays bounded for any output size."""
     if not census.values:
         return 0, {}
     size = os.fstat(fd).st_size
-    if not _any_present(fd, size, census):
-        return 0, {}
+    if size <= 4 * CHUNK:
+        new, total, labels = redact_bytes(os.pread(fd, size, 0), census)
+        if total:
+            _replace(fd, path, [new])
+        return total, labels
     tmp = path + ".redacted"
     out = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     total, labels = 0, {}
@@ -297,8 +374,11 @@ def redact_capture(fd, path, census):
             wpos += len(red)
             if final:
                 break
-        os.replace(tmp, path)
-        os.dup2(out, fd)
+        if total:
+            os.replace(tmp, path)
+            os.dup2(out, fd)
+        else:
+            os.unlink(tmp)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -310,23 +390,24 @@ def redact_capture(fd, path, census):
     return total, labels
 
 
-def _any_present(fd, size, census):
-    longest = max(len(v) for v in census.values)
-    pos, tail = 0, b""
-    while pos < size:
-        chunk = os.pread(fd, CHUNK, pos)
-        if not chunk:
-            break
-        pos += len(chunk)
-        buf = tail + chunk
-        if any(v in buf for v in census.values):
-            return True
-        if b"\x1b" in buf:
-            stripped = _ANSI.sub(b"", buf)
-            if any(v in stripped for v in census.values):
-                return True
-        tail = buf[-(longest + 64):]
-    return False
+def _replace(fd, path, pieces):
+    tmp = path + ".redacted"
+    out = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        wpos = 0
+        for piece in pieces:
+            _pwrite_all(out, piece, wpos)
+            wpos += len(piece)
+        os.replace(tmp, path)
+        os.dup2(out, fd)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(out)
 
 
 def _pwrite_all(fd, data, offset):
