@@ -2,9 +2,18 @@
 
 Stdlib only. It runs inside the daemon and, when the daemon is unreachable, inside the hook
 shim itself, so safety never depends on the daemon being up. Its decisions sit outside the
-reflex arc: they are a pure function of (command or tool call, cwd, SafetyPolicy) — no
-clock, environment, filesystem or session state is consulted, so the same inputs give
-byte-identical answers under any reflex or policy state, and no rule ever stands down.
+reflex arc: they are a function of (command or tool call, cwd, SafetyPolicy) and of what
+the paths it names resolve to on disk (symlinks, glob matches, directories; see
+reflex.safety_disk) — no clock, environment or session state is consulted, and the shim
+and the daemon see the same disk, so the same inputs give byte-identical answers under any
+reflex or policy state, with the daemon up or down, and no rule ever stands down.
+
+Three outcomes: a Denial; None (the call runs as is); or a Redact, for a recursive read
+(`grep -r`, `rg`, `git grep`, `find -exec cat`, `xargs` over a listing, a Grep tool call
+on a directory): a search of the project is a normal thing to do, so instead of denying
+it the call runs in a form that keeps secret values out (`ctx run --raw -- CMD`, which
+replaces them in the output; a Grep given globs that exclude secret-named files). Which
+outcome each class of read gets, and why, is docs/safety.md.
 
 Two rule families:
 
@@ -28,13 +37,21 @@ basename anywhere (`.env.test`).
 
 Decisions (each a deliberate trade-off between a leak and a false denial):
 
+* A target is judged by its name and by what it resolves to: `cat notes.txt` is a read of
+  .env when notes.txt links there; a glob is expanded on disk the way bash would (dotglob,
+  GLOBIGNORE, zsh `(D)` included) and every match judged.
 * A glob or an unknown expansion is a secret read when it can name a secret and names no
   ordinary file: `cat .en*`, `cat *.pem`, `cat ~/.ssh/*`, `cat $DIR/.env` are denied;
-  `cat *`, `cat $FILE`, `cat ~/.ssh/*.pub` are not.
-* Recursive reads of ordinary directories are allowed (`grep -r KEY .`, `tar czf x .`):
-  without looking at the disk a .env inside cannot be known. Directories that hold home
-  secrets (~/.ssh, ~/.aws, home itself, /) are denied for recursive readers (grep, cp,
-  tar, rsync, docker -v ...), as are file filters that select secrets (`--include=.env`).
+  `cat *` (when nothing it matches is secret) and `cat $FILE` are not. A name printed by a
+  program (`cat $(printf ...)`, `read f`) may be any file: a read of it is redacted like
+  a recursive read.
+* Recursive reads are redacted (Redact), not denied, when their output reaches the agent as
+  lines (a trailing `| head` or `| grep` is fine); piped into a transform (`| base64`),
+  redirected to a file, captured by `$(...)` or cut by `grep -o`, they are denied: redaction
+  by value cannot see through those. Directories that hold home secrets (~/.ssh, ~/.aws,
+  home itself, /, $CTX_HOME) are denied for recursive readers (grep, cp, tar, rsync,
+  docker -v ...), as are file filters that select secrets (`--include=.env`). Copies of a
+  tree (`tar czf x .`, `cp -r`) stay allowed.
 * `grep -q` prints nothing and is allowed; `wc`, `stat`, `file`, hashes and `test` never
   read content. Writing into a secret from the shell (`cp .env.example .env`,
   `echo X= >> .env`) discloses nothing and is allowed; `sed -i`/`perl -i` on a secret and
@@ -43,6 +60,8 @@ Decisions (each a deliberate trade-off between a leak and a false denial):
   environment afterwards (`env`, `printenv`, `set`, `export -p`, `declare -p`, `echo $X`
   for X not in a short list of harmless names, interpreter code reading the environment)
   is `secret-env-dump`.
+* Programs that read files named inside their command text are readers like any other:
+  `sqlite3 db "select readfile('.env')"`, `.read .env`, `date -f .env`, `git config -f`.
 * `ls -la ~/.ssh` (names, not content) is allowed; `.npmrc` is secret in the home
   directory only (project .npmrc files are usually registry config), `.pypirc`, `.netrc`,
   `.git-credentials`, `.pgpass` anywhere; `secrets.{yaml,yml,json,toml,ini,env,txt}` and

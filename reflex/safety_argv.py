@@ -300,18 +300,16 @@ def operand(scan, name, a, ctx, rule, dirs=False):
     Code passed as an argument (`sqlite3 db "select readfile('.env')"`, `duckdb -c
     "... read_csv('.env')"`) names its files in string literals; the SQL shells and editors of
     FILE_FUNCTION_PROGRAMS also take bare paths in their commands (`.read .env`, `r .env`)."""
-    f = scan.read(a, name, ctx, rule, dirs=dirs)
     s = a.static
-    if f or not s or len(s) < 3:
-        return f
-    if "(" in s or name in FILE_FUNCTION_PROGRAMS:
+    f = None
+    if s and len(s) > 2 and ("(" in s or name in FILE_FUNCTION_PROGRAMS):
         f = code_scan(scan, s, name, ctx)
-    if not f and name in FILE_FUNCTION_PROGRAMS and any(c in s for c in " \t\n;,()"):
-        for w in _WORDS.findall(s[:100000])[:256]:
-            f = scan.read_path(w, name, ctx, rule)
-            if f:
-                break
-    return f
+        if not f and name in FILE_FUNCTION_PROGRAMS and any(c in s for c in " \t\n;,()"):
+            for w in _WORDS.findall(s[:100000])[:256]:
+                f = scan.read_path(w, name, ctx, rule)
+                if f:
+                    break
+    return f or scan.read(a, name, ctx, rule, dirs=dirs)
 
 
 # Options through which a program that otherwise never prints file content reads a file

@@ -122,15 +122,18 @@ def _undecorated(low):
 def basename_kind(name):
     """Secret kind of a file name wherever it lives (editor backups included), else None."""
     low = name.lower()
-    kind = _plain_kind(low)
-    if kind or not low:
-        return kind
-    if low[-1] in "~#0123456789)" or "." in low[1:] or low[0] in "#.":
-        for base in _undecorated(low):
-            kind = _plain_kind(base)
-            if kind:
-                return kind
-    return None
+    if not low:
+        return None
+    if low[-1] in "~#0123456789)_" or "." in low[1:] or low[0] in "#." or low.startswith("copy of "):
+        bases = _undecorated(low)
+        if bases:
+            # A decorated copy is what it copies: `.env~` is secret, `.env.example~` is not.
+            for base in bases:
+                kind = _plain_kind(base)
+                if kind:
+                    return kind
+            return None
+    return _plain_kind(low)
 
 
 def _plain_kind(low):

@@ -23,7 +23,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_PATH = os.path.join(REPO, "tests", "data", "safety_bypass_table.json")
 with open(TABLE_PATH) as _f:
     TABLE = json.load(_f)
-POLICIES = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]))
+POLICIES = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]),
+                            ctx_home=v.get("ctx_home"))
             for k, v in TABLE["policies"].items()}
 CASES = TABLE["cases"]
 ROOT = TABLE["cwd"]
@@ -54,14 +55,30 @@ def test_table_has_the_required_evidence():
     assert {"rtk-cat-env", "rtk-2428-head", "rtk-wrapper-bash-c"} <= ids
 
 
+def assess(case):
+    policy = POLICIES[case.get("policy", "default")]
+    cwd = case.get("cwd", ROOT)
+    if "tool" in case:
+        return safety.assess_tool(case["tool"], case["input"], cwd, policy)
+    return safety.assess_command(case["command"], cwd, policy)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_bypass_table(case):
+    v = assess(case)
+    if case["expect"] == "redact":
+        # A recursive read: it runs, through ctx run's redaction, reading under these roots.
+        assert isinstance(v, Redact), "%s not redacted: %r" % (case["id"], v)
+        assert list(v.roots) == case["roots"] and v.reason.startswith("ctx safety: ")
+        assert decide(case) is None
+        return
     d = decide(case)
+    assert d == (v if isinstance(v, Denial) else None)
     if case["expect"] == "allow":
-        assert d is None, "%s wrongly denied: %s" % (case["id"], d and d.reason)
+        assert v is None, "%s wrongly %s: %s" % (case["id"], type(v).__name__, v and v.reason)
         return
     assert d is not None, "%s not denied: %r" % (case["id"], case.get("command", case.get("input")))
-    assert (d.rule, d.target) == (case["rule"], case["target"])
+    assert d.rule == case["rule"] and d.target == case.get("target", d.target)
     assert d.rule in safety.RULES
     # The reason says what was blocked and what to do instead.
     assert d.reason.startswith("ctx safety: blocked ")
