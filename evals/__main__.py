@@ -30,6 +30,7 @@ BENCHES = {
     "run": ("bench_run.py", ["--runs", "10"], ["--runs", "30"], 300),
     "signature": ("bench_signature.py", ["--rounds", "3"], [], 300),
     "safety": ("bench_safety.py", ["--rounds", "10", "--imports", "3"], [], 300),
+    "secrets": ("bench_secrets.py", ["--rounds", "5", "--pairs", "1"], [], 600),
     "digest": ("bench_digest.py", ["--quick"], [], 600),
     "worktree": ("bench_worktree.py", ["--files", "5000", "--edits", "15", "--no-limit-run"], ["--no-limit-run"], 300),
     "fold": ("bench_fold.py", ["--rounds", "1"], [], 300),

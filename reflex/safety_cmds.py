@@ -89,7 +89,8 @@ def _secret_as_command(scan, name_arg, ctx):
     s = name_arg.static
     if s is not None:
         base = s.rsplit("/", 1)[-1]
-        if not base or "=" in s or not basename_kind(base):
+        if not base or "=" in s or not ("." in base or "_" in base or base[-1] in "~#") or \
+                not basename_kind(base):
             return None
     elif name_arg.from_output() or not any(k == "glob" for v in name_arg.variants for k, _ in v):
         return None

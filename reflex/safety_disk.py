@@ -21,6 +21,35 @@ import stat
 MAX_MATCHES = 512
 MAX_LISTED = 20000
 
+# Directory -> (its real path, (st_dev, st_ino) or None when it did not exist). A hit is used
+# only while one stat() of the directory still gives the same identity, so a directory that
+# changed (a component replaced by a symlink) is resolved again; the daemon saves the
+# lstat() per path component of realpath on every check, the shim (one check) gains nothing
+# and loses nothing.
+_DIRS = {}
+_DIRS_MAX = 512
+
+
+def _identity(path):
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def real_dir(head):
+    """-> (real path of the directory, whether it exists)."""
+    hit = _DIRS.get(head)
+    ident = _identity(head)
+    if hit is not None and hit[1] == ident:
+        return hit[0], ident is not None
+    real = os.path.realpath(head)
+    if len(_DIRS) >= _DIRS_MAX:
+        _DIRS.clear()
+    _DIRS[head] = (real, ident)
+    return real, ident is not None
+
 
 class Disk:
     """Lookups for one analysis; directory resolutions are cached for its duration."""
@@ -42,12 +71,15 @@ class Disk:
                 return path
         head, _, name = path.rpartition("/")
         try:
-            base = self._dirs.get(head)
-            if base is None:
-                base = self._dirs[head] = os.path.realpath(head or "/")
+            hit = self._dirs.get(head)
+            if hit is None:
+                hit = self._dirs[head] = real_dir(head or "/")
+            base, exists = hit
             full = base + name if base.endswith("/") else base + "/" + name
             if name in ("", ".", ".."):
                 return os.path.realpath(full)
+            if not exists:
+                return full         # nothing below a missing directory, symlink or not
             if stat.S_ISLNK(os.lstat(full).st_mode):
                 return os.path.realpath(full)
             return full

@@ -98,6 +98,20 @@ _DECORATION = re.compile(
     r"|_(?:backup|base|local|remote)_\d+(?:\.[\w-]+)?|___jb_(?:tmp|old|bak)___)\Z")
 
 
+_DECORATION_EXT = frozenset("""bak backup bk old orig save sav saved tmp temp copy prev rej swp swo swn swx
+un~ kate-swp dpkg-old dpkg-dist dpkg-bak rpmsave rpmnew ucf-old ucf-dist merge local base remote""".split())
+
+
+def _maybe_decorated(low):
+    """Cheap pre-check for _DECORATION (a regex anchored at the end scans the whole name)."""
+    last = low[-1]
+    if last in "~#)_0123456789" or low[0] == "#" or low.startswith((".#", "copy of ")):
+        return True
+    if "." in low and low.rsplit(".", 1)[1] in _DECORATION_EXT:
+        return True
+    return " copy" in low or "-copy" in low or "_copy" in low
+
+
 def _undecorated(low):
     """The names a decorated copy stands for: `#.env#` -> `.env`, `.id_rsa.swp` -> `id_rsa`."""
     out = []
@@ -124,7 +138,7 @@ def basename_kind(name):
     low = name.lower()
     if not low:
         return None
-    if low[-1] in "~#0123456789)_" or "." in low[1:] or low[0] in "#." or low.startswith("copy of "):
+    if _maybe_decorated(low):
         bases = _undecorated(low)
         if bases:
             # A decorated copy is what it copies: `.env~` is secret, `.env.example~` is not.
