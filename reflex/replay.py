@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 
 from reflex import safety
 from reflex.decide import decide_bash
@@ -73,9 +74,12 @@ def _safety_policy(events: list[Event]) -> safety.SafetyPolicy:
 def decide(sr: SessionReflex, ev: Event, spolicy: safety.SafetyPolicy) -> tuple[str, str | None]:
     """(pass | rewrite | deny, the rewritten command or the deny rule) for one Bash call."""
     command = ev.command or ""
-    denial = safety.check_command(command, ev.cwd, spolicy)
-    if denial is not None:
-        return "deny", denial.rule
+    verdict = safety.assess_command(command, ev.cwd, spolicy)
+    if isinstance(verdict, safety.Denial):
+        return "deny", verdict.rule
+    if isinstance(verdict, safety.Redact):
+        # A recursive read: the safety plane sends it through ctx run's redaction.
+        return "rewrite", "ctx run --raw -- " + shlex.quote(command)
     sig = sr.signature_of(command, ev.cwd)
     d = decide_bash(command, {"run_in_background": ev.background}, sig, launcher="ctx", rule_verdict="allow",
                     stand_down=sr.stand_down(sig.core_hash))

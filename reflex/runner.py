@@ -92,7 +92,7 @@ def main(argv):
     t0 = time.time()
     code = _run(producer, cfd)
     duration_ms = (time.time() - t0) * 1000.0
-    redacted, labels = _redact(command, capture, cfd)
+    redacted, labels, partial = _redact(command, capture, cfd)
     view = b""
     exit_code = code
     if slicer is not None:
@@ -112,6 +112,11 @@ def main(argv):
     if redacted:
         from .secret_values import census_line
         note = census_line(redacted, labels).encode()
+    if partial and raw:
+        # A recursive read over more than the census could cover: say so rather than imply
+        # that everything was checked.
+        note += (b"[ctx] note: the search for secret files stopped at its limit (files, size or "
+                 b"time); values of secret files beyond it were not redacted.\n")
     body = view[:VIEW_CAP]
     head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
             '"session":%s,"exit":%d,"duration_ms":%.3f%s,"len":%d}\n'
@@ -167,17 +172,20 @@ def _census(command):
 
 
 def _redact(command, capture, cfd):
-    """Replace the secret values in the capture before anything reads it. -> (count, labels)."""
+    """Replace the secret values in the capture before anything reads it.
+
+    -> (values replaced, {file label: count}, whether the census stopped at a limit)."""
     census = _census(command)
     try:
         from . import secret_values
-        return secret_values.redact_capture(cfd, capture, census)
+        count, labels = secret_values.redact_capture(cfd, capture, census)
+        return count, labels, census.truncated
     except Exception as e:  # noqa: BLE001
         # The output may hold a secret we could not remove: show and store nothing of it.
         sys.stderr.write("ctx run: could not redact secret values from the output (%s); "
                          "output withheld\n" % e)
         os.ftruncate(cfd, 0)
-        return 0, {}
+        return 0, {}, census.truncated
 
 
 def _announce(paths, uid, capture):

@@ -505,8 +505,12 @@ class Scan:
                     if k != "lit":
                         break
                     prefix += t
-                root = self.resolve(prefix.rpartition("/")[0] or ".", ctx) if "/" in prefix else ctx.cwd
-                f = self.tree_root(root or "/", prefix or "*", verb, ctx, transforms, rule)
+                # Below a known directory, or anywhere: a directory that holds secrets (home, /)
+                # is not denied for a part of it nobody named; the census covers its secrets.
+                root = self.resolve(prefix.rpartition("/")[0] or "/", ctx) if "/" in prefix else None
+                if not root or not root.startswith("/") or secret_kind(root, self.home, self.ctx_home):
+                    root = None
+                f = self.tree_root(root, prefix or "*", verb, ctx, transforms, rule)
             else:
                 if not s or s == "-":
                     continue

@@ -333,7 +333,7 @@ def _redact_pieces(data, census, labels):
     return data
 
 
-def redact_capture(fd, path, census):
+def redact_capture(fd, path, census, chunk=CHUNK):
     """Redact the capture file `path` (open as `fd`). -> (values replaced, {label: count}).
 
     When something is replaced, the redacted output is written beside the capture and renamed
@@ -343,7 +343,7 @@ def redact_capture(fd, path, census):
     if not census.values:
         return 0, {}
     size = os.fstat(fd).st_size
-    if size <= 4 * CHUNK:
+    if size <= 4 * chunk:
         new, total, labels = redact_bytes(os.pread(fd, size, 0), census)
         if total:
             _replace(fd, path, [new])
@@ -355,10 +355,10 @@ def redact_capture(fd, path, census):
         longest = max(len(v) for v in census.values)
         pos, carry, wpos = 0, b"", 0
         while True:
-            chunk = os.pread(fd, CHUNK, pos) if pos < size else b""
-            pos += len(chunk)
-            buf = carry + chunk
-            final = not chunk
+            piece = os.pread(fd, chunk, pos) if pos < size else b""
+            pos += len(piece)
+            buf = carry + piece
+            final = not piece
             cut = len(buf)
             if not final:
                 # A value never spans lines: cut after the last newline (else keep an overlap
