@@ -107,14 +107,16 @@ _config_cache = {}
 
 
 def _config():
-    from . import config, paths
+    """ctx's config (cached by mtime); {} without a file, so the shim imports no json for it."""
+    from . import paths
     path = paths.resolve().config
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:
-        stamp = None
+        return {}
     hit = _config_cache.get(path)
     if hit is None or hit[0] != stamp:
+        from . import config
         hit = _config_cache[path] = (stamp, config.load(path))
     return hit[1]
 
