@@ -362,7 +362,16 @@ def code_scan(scan, code, verb, ctx, rx=_LITERALS):
             return scan.read_path(".env", verb, ctx)
     if "dotenv_values" in code or "dotenv.parse" in code:
         return scan.read_path(".env", verb, ctx)
+    if _WALKS.search(code):
+        # Code that lists a directory tree (os.walk, glob, readdir ...) and may read what it
+        # finds: a recursive read, sent through redaction like `grep -r`.
+        return scan.tree_root(ctx.cwd, verb, verb, ctx)
     return None
+
+
+_WALKS = re.compile(r"\b(?:os\.walk|walk\(|glob\(|iglob\(|rglob\(|\.glob\(|listdir|scandir|readdir|"
+                    r"Dir\.glob|Dir\[|File\.find|opendir|walkdir|WalkDir|filepath\.Walk|"
+                    r"fs\.readdir|readdirSync|Deno\.readDir|globSync)")
 
 
 def replace_braces(a, placeholder, token="{}"):

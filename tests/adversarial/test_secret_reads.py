@@ -213,6 +213,14 @@ CASES = [
     bash("recursive", "while-read-cat", "find config -type f | while read -r f; do cat \"$f\"; done",
          "redact|deny"),
     bash("recursive", "printf-name", "cat $(printf '.%s' env)", "redact|deny"),
+    bash("recursive", "python-os-walk",
+         "python3 -c \"import os\nfor d, _, fs in os.walk('config'):\n    [print(open(os.path.join(d, f)).read()) "
+         "for f in fs]\"", "redact"),
+    bash("recursive", "node-readdir",
+         "node -e \"const fs=require('fs'); for (const f of fs.readdirSync('.')) { try { console.log(fs.readFileSync(f, "
+         "'utf8')) } catch (e) {} }\"", "redact", needs=("node",)),
+    bash("recursive", "find-exec-sh-c", "find config -type f -exec sh -c 'cat \"$1\"' _ {} \\;", "redact|deny"),
+    bash("recursive", "xargs-null", "git ls-files -z | xargs -0 cat", "redact|deny"),
     bash("recursive", "grep-r-piped-to-base64", "grep -rn API_KEY . | base64 -w0", "deny", leaks=False),
     bash("recursive", "grep-r-to-file-then-read", "grep -rn API_KEY . > /tmp/ctx-adv-out.txt; cat /tmp/ctx-adv-out.txt",
          "deny"),
