@@ -7,6 +7,8 @@
                   corpus  every Bash command of the shared Claude Code transcripts, run
                           against a real project directory (so realpath, glob expansion and
                           directory checks hit a real disk)
+                  large   bench_safety's large inputs (30 KB scripts, a 200-stage pipeline,
+                          1 MB command lines)
   ctx run       what redaction adds to a run: the census of a real project (this
                 repository, dependencies pruned) and redacting a 100 KB and a 5 MB output
                 with a census of a .env and a private key, vs the bare copy of the bytes
@@ -138,6 +140,16 @@ def corpus_spec(rounds, project, home):
             "rounds": rounds}
 
 
+def large_spec(rounds):
+    body = "\n".join("echo line %d of the generated script >> /tmp/out.txt" % i for i in range(600))
+    cmds = ["cat > /tmp/gen.sh <<'EOF'\n" + body + "\nEOF\nbash /tmp/gen.sh", "bash <<'EOF'\n" + body + "\nEOF",
+            " | ".join("grep -v pattern%d" % i for i in range(200)), "echo " + "a" * (1 << 20),
+            "echo " + "a " * (1 << 19)]
+    pol = {"project_root": "/home/dev/proj", "home": "/home/dev", "tmp_dirs": ["/tmp"], "allow": []}
+    return {"policies": {"default": pol}, "calls": [{"command": c, "cwd": "/home/dev/proj"} for c in cmds],
+            "rounds": rounds}
+
+
 def real_project(root):
     """A small but real project: sources, tests, a .env, a key, a symlink, node_modules."""
     proj, home = os.path.join(root, "proj"), os.path.join(root, "home")
@@ -206,12 +218,13 @@ def main():
                   "table": ab(table_spec(a.rounds), _common.REPO, baseline, a.pairs)}
         if os.path.isdir(CORPUS):
             result["corpus_real_disk"] = ab(corpus_spec(a.rounds, proj, home), _common.REPO, baseline, a.pairs)
+        result["large"] = ab(large_spec(3), _common.REPO, baseline, a.pairs)
         result["ctx_run"] = run_costs()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     path = _common.write_json("bench_secrets.json", result)
     print("secret-read hardening vs %s (same run, interleaved)" % rev[:12])
-    for key in ("table", "corpus_real_disk"):
+    for key in ("table", "corpus_real_disk", "large"):
         if key in result:
             r = result[key]
             print("  safety check, %-17s %4d calls: median %6.1fus vs %6.1fus (x%.2f), p90 %6.1fus vs %6.1fus"

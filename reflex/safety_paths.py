@@ -133,10 +133,16 @@ def _undecorated(low):
     return out
 
 
+# Every secret name (decorated or not) contains one of these: one C-speed search rules out
+# the ordinary names (main.py, README.md) that are nearly all of what is asked.
+_MAYBE_SECRET = re.compile(r"env|id_|key|pem|p12|pfx|jks|store|ppk|kdbx|netrc|cred|pgpass|pypirc|htpasswd"
+                           r"|vault|secret|tfstate|account")
+
+
 def basename_kind(name):
     """Secret kind of a file name wherever it lives (editor backups included), else None."""
     low = name.lower()
-    if not low:
+    if not low or not _MAYBE_SECRET.search(low):
         return None
     if _maybe_decorated(low):
         bases = _undecorated(low)
@@ -192,6 +198,8 @@ def secret_kind(path, home, ctx_home=None):
     if home and home != "/":
         if path.startswith(home + "/"):
             rel = path[len(home) + 1:]
+            if rel[:1] != ".":
+                return None             # every home secret lives under a dot-entry of home
             for loc, k, below in HOME_SECRETS:
                 if rel == loc:
                     if loc == ".ssh":

@@ -207,7 +207,13 @@ def _tree_roots(command, cwd, root, home, env, ctx_home):
 
 
 def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=None):
-    from .safety_paths import secret_kind
+    from .safety_paths import basename_kind, secret_kind
+
+    def kind_of(path, name):
+        # Only a name can make a file secret outside home's dot-entries and CTX_HOME.
+        if path.startswith(home + "/.") or (ctx_home and path.startswith(ctx_home + "/")):
+            return secret_kind(path, home, ctx_home)
+        return basename_kind(name)
     stack = [top]
     linked = []         # directories reached through a symlink: walked last, so files are
     visited = set()     # labelled by their own path when they are also reachable directly
@@ -240,7 +246,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                         if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE:
                             linked.append(path)
                         continue
-                    kind = secret_kind(path, home, ctx_home) or secret_kind(target, home, ctx_home)
+                    kind = kind_of(path, e.name) or secret_kind(target, home, ctx_home)
                     if kind and kind not in ("dir", "store") and os.path.isfile(target):
                         census.add_file(target, kind, _label(path, label_base))
                     continue
@@ -248,7 +254,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                     if e.name not in PRUNE:
                         stack.append(path)
                     continue
-                kind = secret_kind(path, home, ctx_home)
+                kind = kind_of(path, e.name)
                 if kind and kind not in ("dir", "store") and e.is_file(follow_symlinks=False):
                     census.add_file(path, kind, _label(path, label_base))
             except (OSError, ValueError):
