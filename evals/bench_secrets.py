@@ -172,10 +172,14 @@ def real_project(root):
 def run_costs():
     from reflex import secret_values
     out = {}
-    t0 = time.perf_counter()
-    census = secret_values.collect(_common.REPO, {"HOME": tempfile.gettempdir(), "CTX_HOME": "/nonexistent"},
-                                   "grep -rn KEY .")
-    out["census_this_repo_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    env = {"HOME": "/nonexistent-home", "CTX_HOME": "/nonexistent-ctx"}
+    secret_values.collect(_common.REPO, env, "grep -rn KEY .")        # imports, as in a warm run
+    ts = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        census = secret_values.collect(_common.REPO, env, "grep -rn KEY .")
+        ts.append(time.perf_counter() - t0)
+    out["census_this_repo_ms"] = round(min(ts) * 1000, 1)
     out["census_this_repo_files"] = len(census.files)
     c = secret_values.Census()
     env = b"".join(b"K%d=%s\n" % (i, secrets.token_hex(16).encode()) for i in range(20))
