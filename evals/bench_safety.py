@@ -33,7 +33,8 @@ TABLE = os.path.join(_common.REPO, "tests", "data", "safety_bypass_table.json")
 def load_cases():
     with open(TABLE) as f:
         table = json.load(f)
-    policies = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]))
+    policies = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]),
+                                ctx_home=v.get("ctx_home"))
                 for k, v in table["policies"].items()}
     calls = []
     for c in table["cases"]:

@@ -34,6 +34,15 @@ def rewrite(tool_input, command, decision, reason):
     return {"hookSpecificOutput": out}
 
 
+def update(tool_input, decision, reason):
+    """A PreToolUse answer replacing the whole tool input (non-Bash tools: Grep's glob)."""
+    out = {"hookEventName": "PreToolUse", "updatedInput": dict(tool_input),
+           "permissionDecisionReason": reason}
+    if decision:
+        out["permissionDecision"] = decision
+    return {"hookSpecificOutput": out}
+
+
 def context(event, text):
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 

@@ -53,6 +53,7 @@ def write_launcher(paths, python=None):
 # these) never writes .pyc files and would re-compile them from source on
 # every call; existing .pyc files are still read.
 HOT_MODULES = ("entry", "hook", "client", "wire", "paths", "payload", "runner", "pipesplit", "pipetee", "capture", "retrieve",
+               "secret_values", "permissions", "config",
                "spool", "local_decision", "claude_answers", "project", "safety", "address")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 
 from reflex import safety
 from reflex.decide import decide_bash
@@ -77,9 +78,12 @@ _RAN = Verdict("allow", "recorded as run")
 def decide(sr: SessionReflex, ev: Event, spolicy: safety.SafetyPolicy) -> tuple[str, str | None]:
     """(pass | rewrite | deny, the rewritten command or the deny rule) for one Bash call."""
     command = ev.command or ""
-    denial = safety.check_command(command, ev.cwd, spolicy)
-    if denial is not None:
-        return "deny", denial.rule
+    verdict = safety.assess_command(command, ev.cwd, spolicy)
+    if isinstance(verdict, safety.Denial):
+        return "deny", verdict.rule
+    if isinstance(verdict, safety.Redact):
+        # A recursive read: the safety plane sends it through ctx run's redaction.
+        return "rewrite", "ctx run --raw -- " + shlex.quote(command)
     sig = sr.signature_of(command, ev.cwd)
     # A transcript does not say what the user's permissions were; replay answers "what would ctx
     # have done had the harness run this command unasked" (it did run: it is in the transcript).

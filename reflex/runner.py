@@ -19,6 +19,13 @@ daemon turns the capture into a blob and a ledger row and answers with what to
 print.  Without a daemon, the captured output is printed as is and the run is
 spooled, so nothing more is lost and the exit status is kept.
 
+Before anything reads the capture, the values of the secret files around the
+command (reflex.secret_values: the project's .env and keys, the directories the
+command reads recursively, the home secrets) are replaced in it, so no secret
+value is stored, sliced, printed or spooled; a census line says what was hidden.
+`ctx run --raw -- CMD` (what the safety plane rewrites a recursive read to)
+prints the whole redacted output instead of a digest.
+
 stdlib-only: no subprocess (it imports threading/selectors), no json.
 """
 
@@ -64,10 +71,19 @@ def command_from_argv(argv):
     return shlex.join(argv)
 
 
+def _options(argv):
+    raw = False
+    while argv and argv[0] == "--raw":
+        raw = True
+        argv = argv[1:]
+    return raw, argv
+
+
 def main(argv):
+    raw, argv = _options(list(argv))
     command = command_from_argv(argv)
     if command is None:
-        sys.stderr.write("usage: ctx run -- COMMAND [ARGS...]\n")
+        sys.stderr.write("usage: ctx run [--raw] -- COMMAND [ARGS...]\n")
         return 2
     paths = paths_mod.resolve()
     uid = os.urandom(10).hex()
@@ -86,7 +102,13 @@ def main(argv):
         finally:
             os.close(cap_dir)
     except OSError as e:
-        # Cannot capture (disk full, read-only home): run the command plainly.
+        # Cannot capture (disk full, read-only home): run the command plainly, unless there
+        # are secret values its output could carry and nothing could redact them.
+        if _census(command).values:
+            sys.stderr.write("ctx run: cannot capture output (%s), so the values of the secret files "
+                             "here could not be removed from it; not running it. Free some space or "
+                             "run a command that does not read those files.\n" % e)
+            return 1
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
         sys.stdout.flush()
         for s in CHILD_DEFAULT_SIGNALS:
@@ -109,6 +131,29 @@ def main(argv):
             extra += ',"view_bytes":%d' % view_kept.total
     duration_ms = (time.time() - t0) * 1000.0
     extra += kept.header_fields()
+    census = _census(command)
+    redacted, labels, partial = _redact(census, capture, cfd)
+    if view and census.values:
+        # The slicer read the output before the capture was redacted: its view is redacted too.
+        from .secret_values import redact_bytes
+        view, n_view, view_labels = redact_bytes(view, census)
+        redacted += n_view
+        for k, v in view_labels.items():
+            labels[k] = labels.get(k, 0) + v
+    if raw:
+        extra += ',"raw":true'
+    if redacted:
+        extra += ',"redacted":%d,"redacted_from":[%s]' % (
+            redacted, ",".join(wire.json_str(k) for k in sorted(labels)))
+    note = b""
+    if redacted:
+        from .secret_values import census_line
+        note = census_line(redacted, labels).encode()
+    if partial and raw:
+        # A recursive read over more than the census could cover: say so rather than imply
+        # that everything was checked.
+        note += (b"[ctx] note: the search for secret files stopped at its limit (files, size or "
+                 b"time); values of secret files beyond it were not redacted.\n")
     head = ('{"v":%d,"op":"run.finish","uid":"%s","ts":%.6f,"capture":%s,"command":%s,"cwd":%s,'
             '"session":%s,"exit":%d,"duration_ms":%.3f%s,"len":%d}\n'
             % (wire.PROTOCOL, uid, t0, wire.json_str(capture), wire.json_str(command),
@@ -129,6 +174,7 @@ def main(argv):
             else:
                 _copy_to_stdout(cfd)
         _write(out[:n_out])
+        _write(note)
         os.close(cfd)
         return exit_code
     # Fail open: what the command printed (bounded like the capture), the run
@@ -137,6 +183,7 @@ def main(argv):
         _write(view)
     else:
         _copy_to_stdout(cfd)
+    _write(note)
     os.close(cfd)
     from . import spool
     try:
@@ -148,6 +195,34 @@ def main(argv):
     except OSError:
         pass
     return exit_code
+
+
+VIEW_CAP = 4 * 1024 * 1024
+
+
+def _census(command):
+    try:
+        from . import secret_values
+        return secret_values.collect(os.getcwd(), os.environ, command)
+    except Exception:  # noqa: BLE001 - a census failure must not lose the run
+        from .secret_values import Census
+        return Census()
+
+
+def _redact(census, capture, cfd):
+    """Replace the secret values in the capture before anything reads it.
+
+    -> (values replaced, {file label: count}, whether the census stopped at a limit)."""
+    try:
+        from . import secret_values
+        count, labels = secret_values.redact_capture(cfd, capture, census)
+        return count, labels, census.truncated
+    except Exception as e:  # noqa: BLE001
+        # The output may hold a secret we could not remove: show and store nothing of it.
+        sys.stderr.write("ctx run: could not redact secret values from the output (%s); "
+                         "output withheld\n" % e)
+        os.ftruncate(cfd, 0)
+        return 0, {}, census.truncated
 
 
 def _announce(paths, uid, capture, limit):

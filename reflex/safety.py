@@ -2,9 +2,18 @@
 
 Stdlib only. It runs inside the daemon and, when the daemon is unreachable, inside the hook
 shim itself, so safety never depends on the daemon being up. Its decisions sit outside the
-reflex arc: they are a pure function of (command or tool call, cwd, SafetyPolicy) — no
-clock, environment, filesystem or session state is consulted, so the same inputs give
-byte-identical answers under any reflex or policy state, and no rule ever stands down.
+reflex arc: they are a function of (command or tool call, cwd, SafetyPolicy) and of what
+the paths it names resolve to on disk (symlinks, glob matches, directories; see
+reflex.safety_disk) — no clock, environment or session state is consulted, and the shim
+and the daemon see the same disk, so the same inputs give byte-identical answers under any
+reflex or policy state, with the daemon up or down, and no rule ever stands down.
+
+Three outcomes: a Denial; None (the call runs as is); or a Redact, for a recursive read
+(`grep -r`, `rg`, `git grep`, `find -exec cat`, `xargs` over a listing, a Grep tool call
+on a directory): a search of the project is a normal thing to do, so instead of denying
+it the call runs in a form that keeps secret values out (`ctx run --raw -- CMD`, which
+replaces them in the output; a Grep given globs that exclude secret-named files). Which
+outcome each class of read gets, and why, is docs/safety.md.
 
 Two rule families:
 
@@ -28,13 +37,21 @@ basename anywhere (`.env.test`).
 
 Decisions (each a deliberate trade-off between a leak and a false denial):
 
+* A target is judged by its name and by what it resolves to: `cat notes.txt` is a read of
+  .env when notes.txt links there; a glob is expanded on disk the way bash would (dotglob,
+  GLOBIGNORE, zsh `(D)` included) and every match judged.
 * A glob or an unknown expansion is a secret read when it can name a secret and names no
   ordinary file: `cat .en*`, `cat *.pem`, `cat ~/.ssh/*`, `cat $DIR/.env` are denied;
-  `cat *`, `cat $FILE`, `cat ~/.ssh/*.pub` are not.
-* Recursive reads of ordinary directories are allowed (`grep -r KEY .`, `tar czf x .`):
-  without looking at the disk a .env inside cannot be known. Directories that hold home
-  secrets (~/.ssh, ~/.aws, home itself, /) are denied for recursive readers (grep, cp,
-  tar, rsync, docker -v ...), as are file filters that select secrets (`--include=.env`).
+  `cat *` (when nothing it matches is secret) and `cat $FILE` are not. A name printed by a
+  program (`cat $(printf ...)`, `read f`) may be any file: a read of it is redacted like
+  a recursive read.
+* Recursive reads are redacted (Redact), not denied, when their output reaches the agent as
+  lines (a trailing `| head` or `| grep` is fine); piped into a transform (`| base64`),
+  redirected to a file, captured by `$(...)` or cut by `grep -o`, they are denied: redaction
+  by value cannot see through those. Directories that hold home secrets (~/.ssh, ~/.aws,
+  home itself, /, $CTX_HOME) are denied for recursive readers (grep, cp, tar, rsync,
+  docker -v ...), as are file filters that select secrets (`--include=.env`). Copies of a
+  tree (`tar czf x .`, `cp -r`) stay allowed.
 * `grep -q` prints nothing and is allowed; `wc`, `stat`, `file`, hashes and `test` never
   read content. Writing into a secret from the shell (`cp .env.example .env`,
   `echo X= >> .env`) discloses nothing and is allowed; `sed -i`/`perl -i` on a secret and
@@ -43,6 +60,8 @@ Decisions (each a deliberate trade-off between a leak and a false denial):
   environment afterwards (`env`, `printenv`, `set`, `export -p`, `declare -p`, `echo $X`
   for X not in a short list of harmless names, interpreter code reading the environment)
   is `secret-env-dump`.
+* Programs that read files named inside their command text are readers like any other:
+  `sqlite3 db "select readfile('.env')"`, `.read .env`, `date -f .env`, `git config -f`.
 * `ls -la ~/.ssh` (names, not content) is allowed; `.npmrc` is secret in the home
   directory only (project .npmrc files are usually registry config), `.pypirc`, `.netrc`,
   `.git-credentials`, `.pgpass` anywhere; `secrets.{yaml,yml,json,toml,ini,env,txt}` and
@@ -140,14 +159,17 @@ class SafetyPolicy(_Frozen):
 
     project_root: the project directory, or None when unknown; home: the user's home;
     tmp_dirs: writable scratch dirs (default /tmp, /var/tmp and $TMPDIR); allow: glob
-    patterns of paths the user explicitly allows (see the module docstring).
+    patterns of paths the user explicitly allows (see the module docstring); ctx_home:
+    ctx's own directory ($CTX_HOME), whose token and stored output are protected too;
+    token_files: files that hold ctx's HTTP token besides $CTX_HOME/http-token (the settings
+    files `ctx install --transport http` wrote it into).
     """
 
-    __slots__ = ("project_root", "home", "tmp_dirs", "allow")
+    __slots__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home", "token_files")
     _fields = __slots__
     __match_args__ = __slots__
 
-    def __init__(self, project_root, home, tmp_dirs=None, allow=()):
+    def __init__(self, project_root, home, tmp_dirs=None, allow=(), ctx_home=None, token_files=()):
         if tmp_dirs is None:
             tmp_dirs = _default_tmp_dirs()
         tmps = tmp_dirs if isinstance(tmp_dirs, (tuple, list)) else ()
@@ -157,6 +179,10 @@ class SafetyPolicy(_Frozen):
         init(self, "home", _norm_dir(home) or "")
         init(self, "tmp_dirs", tuple(t for t in (_norm_dir(x) for x in tmps) if t and t != "/"))
         init(self, "allow", tuple(a for a in allow if isinstance(a, str) and a))
+        ctx_home = _norm_dir(ctx_home)
+        init(self, "ctx_home", ctx_home if ctx_home != "/" else None)
+        token_files = token_files if isinstance(token_files, (tuple, list)) else ()
+        init(self, "token_files", tuple(t for t in (_norm_dir(x) for x in token_files) if t and t != "/"))
 
 
 class Denial(_Frozen):
@@ -186,10 +212,47 @@ class Denial(_Frozen):
                                        "permissionDecisionReason": self.reason}}
 
 
+class Redact(_Frozen):
+    """Not a denial: the call may run, but only in a form that keeps secret values out.
+
+    For a Bash command that reads files recursively: run it through `ctx run --raw`, which
+    replaces the values of the secret files under `roots` (and the home and ctx secrets)
+    in its output; `read_only`: every command in it only reads. For a Grep tool call on a
+    directory: `tool_input` is the call with secret files excluded by glob.
+    """
+
+    __slots__ = ("rule", "roots", "reason", "tool_input", "read_only")
+    _fields = __slots__
+    __match_args__ = __slots__
+
+    def __init__(self, rule, roots, reason, tool_input=None, read_only=False):
+        init = object.__setattr__
+        init(self, "rule", rule)
+        init(self, "roots", tuple(roots))
+        init(self, "reason", reason)
+        init(self, "tool_input", tool_input)
+        init(self, "read_only", bool(read_only))
+
+    def to_dict(self):
+        return {"rule": self.rule, "target": " ".join(r or "?" for r in self.roots), "reason": self.reason}
+
+
 # -- public entry points --------------------------------------------------------------
 
 def check_command(command, cwd, policy):
     """Denial for a shell command line run in `cwd`, or None. Never raises."""
+    v = assess_command(command, cwd, policy)
+    return v if isinstance(v, Denial) else None
+
+
+def check_tool(tool_name, tool_input, cwd, policy):
+    """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
+    v = assess_tool(tool_name, tool_input, cwd, policy)
+    return v if isinstance(v, Denial) else None
+
+
+def assess_command(command, cwd, policy):
+    """Denial, Redact or None for a shell command line run in `cwd`. Never raises."""
     try:
         return _check_command(command, cwd, policy)
     except Exception:  # noqa: BLE001 - the contract is "never raises"
@@ -199,12 +262,26 @@ def check_command(command, cwd, policy):
             return None
 
 
-def check_tool(tool_name, tool_input, cwd, policy):
-    """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
+def assess_tool(tool_name, tool_input, cwd, policy):
+    """Denial, Redact or None for a Claude Code tool call (unknown tools: None). Never raises."""
     try:
         return _check_tool(tool_name, tool_input, cwd, policy)
     except Exception:  # noqa: BLE001 - the contract is "never raises"
         return None
+
+
+def tree_roots(command, cwd, policy):
+    """The directories `command` reads recursively (None: unknown), for `ctx run` to find the
+    secret files whose values it must redact. Never raises."""
+    try:
+        text = _text(command)
+        if not text or len(text) > MAX_COMMAND_CHARS:
+            return ()
+        scan = _scan(policy)
+        scan.command(text, Ctx(_norm_dir(cwd), {}))
+        return tuple(scan.trees)
+    except Exception:  # noqa: BLE001 - the contract is "never raises"
+        return ()
 
 
 # -- commands -------------------------------------------------------------------------
@@ -215,18 +292,64 @@ def _text(command):
     return command if isinstance(command, str) else ""
 
 
+def _scan(policy):
+    return Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy), policy.ctx_home,
+                policy.token_files)
+
+
+# Commands that only read (and print): a recursive read made only of these may be sent through
+# ctx run without asking again, since nothing about what the command does changes.
+READ_ONLY = frozenset("""grep egrep fgrep zgrep rgrep rg ag ack pt sift find xargs cat head tail sort
+uniq wc nl less more tac cut tr column fold ls echo printf cd pwd true false test [ stat file du df
+basename dirname realpath readlink which type tree diff cmp""".split()) | frozenset(
+    "git " + sub for sub in ("grep", "show", "diff", "log", "status", "ls-files", "blame"))
+
+
 def _check_command(command, cwd, policy):
     text = _text(command)
     if not text or text.isspace():
         return None
     if len(text) > MAX_COMMAND_CHARS:
         return _mention_scan(text, policy)
-    scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy))
+    scan = _scan(policy)
+    ctx = Ctx(_norm_dir(cwd), {})
     try:
-        f = scan.command(text, Ctx(_norm_dir(cwd), {}))
+        f = scan.command(text, ctx)
+        if f is not None and f.kind == "tree" and "|" in text:
+            # `grep -rn KEY . | cut -d: -f1`: ctx run applies a trailing slicer to the output
+            # after redacting it, so what matters is the command before the slicer.
+            f, scan = _split_producer(text, cwd, policy, f, scan)
     except Overflow:
         return _mention_scan(text, policy)
-    return _render(f, policy) if f else None
+    if f:
+        return _render(f, policy)
+    if scan.trees:
+        read_only = not scan.wrote and scan.names <= READ_ONLY
+        return Redact("secret-redact", scan.trees, _redact_reason(text, scan.trees), None, read_only)
+    return None
+
+
+def _split_producer(text, cwd, policy, finding, scan):
+    from reflex.pipesplit import split
+    parts = split(text)
+    if not parts:
+        return finding, scan
+    producer, slicer = parts
+    first = _scan(policy)
+    f = first.command(producer, Ctx(_norm_dir(cwd), {}))
+    if f is None:
+        f = _scan(policy).command(slicer, Ctx(_norm_dir(cwd), {}))
+    if f is not None:
+        return f, scan
+    first.names |= scan.names
+    return None, first
+
+
+def _redact_reason(text, roots):
+    where = ", ".join(_show(r, 80) for r in roots if r) or "the current directory"
+    return ("ctx safety: `%s` reads files recursively (under %s), so it runs through `ctx run --raw`, "
+            "which replaces the values of any secret files there (.env, keys, credentials) with "
+            "[REDACTED:<file>] before the output is shown or stored." % (_show(text, 120), where))
 
 
 _MENTION_SRC = (
@@ -281,7 +404,7 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         return None
     if tool_name == "Bash":
         cmd = tool_input.get("command")
-        return check_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
+        return assess_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
     if tool_name not in _READ_TOOLS and tool_name not in _WRITE_TOOLS:
         return None
     raw = tool_input.get("notebook_path") if tool_name == "NotebookEdit" else None
@@ -297,30 +420,108 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         elif cwd_n:
             path = normalize(cwd_n + "/" + raw)
     verb = tool_name + " tool"
+    scan = None
     if path:
-        kind = secret_kind(path, policy.home)
-        if kind == "dir" and (tool_name != "Grep" or path == policy.home or
-                              (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
-            kind = None   # listing, or a Grep (ripgrep skips hidden dirs) over home or above
-        if kind and not allowed(path):
-            rule = "secret-write" if tool_name in _WRITE_TOOLS else "secret-read"
-            if tool_name == "Glob" and kind == "dir":
-                kind = None
-            if kind:
-                return _render_parts(rule, path, raw, verb, kind, policy)
-        if tool_name in _WRITE_TOOLS and is_outside(path, policy.project_root, policy.home,
-                                                    policy.tmp_dirs) and not allowed(path):
-            return _render_parts("write-outside-root", path, raw, verb, "outside", policy)
+        # The name as given, then what it resolves to (`notes.txt -> .env`, `keys -> ~/.ssh`).
+        scan = _scan(policy)
+        real = scan.real(path, Ctx(cwd_n, {}))
+        for target in ((path, real) if real != path else (path,)):
+            f = _tool_target(tool_name, target, raw, verb, policy, allowed)
+            if f:
+                return f
     if tool_name == "Grep":
         glob = tool_input.get("glob")
         if isinstance(glob, str) and glob and not glob.startswith("!"):
             from reflex.safety_argv import glob_filter
             from reflex.safety_words import Arg
-            scan = Scan(policy.home, policy.project_root, policy.tmp_dirs, allowed)
+            scan = scan or _scan(policy)
             f = glob_filter(scan, Arg.of(glob), verb, Ctx(path or cwd_n, {}))
             if f:
                 return _render(f, policy)
+        root = (scan.real(path, Ctx(cwd_n, {})) if path else cwd_n)
+        if root and (scan or _scan(policy)).disk.isdir(root) is not False:
+            return _grep_without_secrets(tool_input, root, policy)
     return None
+
+
+def _tool_target(tool_name, path, raw, verb, policy, allowed):
+    kind = secret_kind(path, policy.home, policy.ctx_home) or ("token" if path in policy.token_files else None)
+    if kind == "dir" and (tool_name != "Grep" or path == policy.home or
+                          (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
+        kind = None   # listing, or a Grep over home or above (it excludes the secret dirs by glob)
+    if kind and not allowed(path):
+        rule = "secret-write" if tool_name in _WRITE_TOOLS else "secret-read"
+        if tool_name == "Glob" and kind == "dir":
+            kind = None
+        if kind:
+            return _render_parts(rule, path, raw, verb, kind, policy)
+    if tool_name in _WRITE_TOOLS and is_outside(path, policy.project_root, policy.home,
+                                                policy.tmp_dirs) and not allowed(path):
+        return _render_parts("write-outside-root", path, raw, verb, "outside", policy)
+    return None
+
+
+# Globs (ripgrep syntax, as Claude Code's Grep tool passes its `glob` field: split on
+# whitespace, then on commas outside braces) that exclude every file named like a secret,
+# with the decorations editors add to copies, and the home directories that hold keys and
+# credentials. Claude Code runs ripgrep with --hidden and --no-follow, so without these a
+# Grep over a directory prints .env lines; symlinks are not followed, so names suffice.
+# Templates (.env.example) are excluded with the rest: a glob cannot say "except"; Read them
+# by path.
+_SECRET_NAME_GLOBS = (
+    ".env", ".env.*", "*.env", ".envrc", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.kdbx", "ssh_host_*_key",
+    ".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".htpasswd", ".vault-token",
+    "*credentials*.json", "*service?account*.json", "*serviceaccount*.json",
+    "secret.{yaml,yml,json,toml,ini,env,txt}", "secrets.{yaml,yml,json,toml,ini,env,txt}",
+    "secret.*.{yaml,yml,json,toml,ini,env,txt}", "secrets.*.{yaml,yml,json,toml,ini,env,txt}",
+    "*.tfstate", "*.tfstate.*",
+)
+_SECRET_DIRS = (".ssh", ".gnupg", ".password-store", ".aws", ".azure")
+_HOME_SECRET_GLOBS = (".npmrc", ".docker/config.json", ".kube/config", ".config/gh", ".config/gcloud",
+                      ".local/share/keyrings", ".cargo/credentials*", ".gem/credentials")
+_BACKUPS = "{bak,backup,bk,old,orig,save,sav,tmp,temp,copy,prev,rej,swp,swo,1,2,3}"
+
+
+def _ci(glob):
+    """A glob matching `glob` in any letter case (ripgrep's --glob is case-sensitive)."""
+    out, depth = [], 0
+    for c in glob:
+        out.append("[%s%s]" % (c.lower(), c.upper()) if c.isalpha() else c)
+    return "".join(out)
+
+
+def _secret_globs():
+    out = []
+    for g in _SECRET_NAME_GLOBS:
+        # Decorated copies: `.env~`, `.env.bak`, `#.env#`, `.#.env`, `.id_rsa.swp`, `key.pem.orig`.
+        for form in (g, g + "~", g + "." + _BACKUPS, "#" + g + "#", ".#" + g, "." + g + ".sw?"):
+            if not form.startswith(".."):
+                out.append("!" + _ci(form) if "{" not in form else "!" + form)
+    out += ["!" + d for d in _SECRET_DIRS]
+    return tuple(dict.fromkeys(out))
+
+
+_GREP_EXCLUDES = None
+
+
+def _grep_without_secrets(tool_input, root, policy):
+    global _GREP_EXCLUDES
+    if _GREP_EXCLUDES is None:
+        _GREP_EXCLUDES = " ".join(_secret_globs())
+    extra = _GREP_EXCLUDES
+    for base, names in ((policy.home, _HOME_SECRET_GLOBS),
+                        (policy.ctx_home, ("http-token*", "blobs", "captures", "spool"))):
+        if base and (base == root or base.startswith(root.rstrip("/") + "/")):
+            # Anchored to the search root: a project's own .npmrc or blobs/ stays searchable.
+            pre = "/" + base[len(root.rstrip("/")) + 1:]
+            extra += " " + " ".join("!%s/%s" % (pre.rstrip("/"), x) for x in names)
+    glob = tool_input.get("glob")
+    updated = dict(tool_input)
+    updated["glob"] = (glob.strip() + " " + extra) if isinstance(glob, str) and glob.strip() else extra
+    reason = ("ctx safety: Grep over %s skips files named like secrets (.env*, keys, credentials; "
+              "templates such as .env.example too: Read those by path)." % _show(root, 120))
+    return Redact("secret-redact", (root,), reason, updated, True)
 
 
 # -- the allow list -------------------------------------------------------------------
@@ -391,7 +592,10 @@ def _allow_regex(pat):
 # -- reasons --------------------------------------------------------------------------
 
 _WHAT = {"env": "a secret env file", "key": "private key material", "cred": "a credentials file",
-         "secrets": "a secrets file", "dir": "a directory that holds keys or credentials"}
+         "secrets": "a secrets file", "dir": "a directory that holds keys or credentials",
+         "store": "ctx's stored command output", "token": "a settings file holding ctx's HTTP hook token",
+         "tree": "files recursively, through a pipe or redirect that would hide secret values from "
+                 "redaction:"}
 
 _FIX = {
     "env": ("Use the variable names in .env.example (or in the code that reads them) instead of "
@@ -408,6 +612,14 @@ _FIX = {
                 "of the values, or ask the user for the value you need."),
     "dir": ("List it with `ls` if you need file names, read specific non-secret files by path "
             "(such as *.pub), or ask the user."),
+    "store": ("Read stored output with `ctx get <address>` or `ctx search <pattern>`, which redact "
+              "secrets, or ask the user."),
+    "token": ("To see ctx's hooks run `ctx doctor`; to see other settings, ask the user to show "
+              "the parts you need."),
+    "tree": ("A recursive read is allowed when its output comes straight to you (a trailing "
+             "`| head`, `| grep`, `| sort` or `| cut` is fine): ctx then removes the values of "
+             "secret files from it. Drop the transform, redirect or `$(...)` (or `grep -o`), or "
+             "read specific files by name, or ask the user."),
 }
 _FIX_WRITE = ("Ask the user to make this edit; add new variable names (without values) to the "
               "template, such as .env.example, instead.")

@@ -84,6 +84,13 @@ class Stdin:
                     return Stdin(redirs, None).text()
         return None
 
+    def from_program(self):
+        """True when stdin is another program's output or a file: text the analysis lacks."""
+        if self.text() is not None:
+            return False
+        return self.prev is not None or any(
+            r[1] == "<" and any(p[0] == L.SUB for p in (r[3] or ())) for r in self.redirs)
+
     def words(self):
         """Static non-option operands of the previous pipeline stage (for xargs)."""
         if not self.prev:
@@ -244,6 +251,17 @@ def chdir(scan, ctx, val):
 DIR_READERS = COPY_RULE | EXFIL_RULE | frozenset({"docker", "podman", "nerdctl"})
 
 
+# Programs that read files named inside their command text: SQL shells (`readfile('.env')`,
+# `.read .env`, `\\i .env`, `LOAD_FILE(...)`, `pg_read_file(...)`), editors run as filters
+# (`vim -es -c 'r .env'`, `emacs --eval '(insert-file-contents ".env")'`), debuggers. Every
+# word of their arguments is a path they may read.
+FILE_FUNCTION_PROGRAMS = frozenset("""sqlite3 sqlite duckdb psql pgcli mysql mariadb mycli
+clickhouse clickhouse-local clickhouse-client osqueryi spatialite litecli usql vim vi nvim view
+vimdiff ex ed red emacs emacsclient nano gdb lldb""".split())
+
+_WORDS = re.compile(r"[^\s'\"`(),;=<>|&{}\[\]]+")
+
+
 def generic(scan, name, args, ctx, rule=None):
     """Every argument may be a path the command reads; see the module docstring."""
     rule = rule or rule_for(name)
@@ -255,7 +273,7 @@ def generic(scan, name, args, ctx, rule=None):
         s = a.static
         f = None
         if only or s is None or s in ("-", "") or s[0] != "-":
-            f = scan.read(a, name, ctx, rule, dirs=dirs)
+            f = operand(scan, name, a, ctx, rule, dirs)
         elif s == "--":
             only = True
         elif s.startswith("--"):
@@ -263,6 +281,8 @@ def generic(scan, name, args, ctx, rule=None):
             role = LONG_ROLES.get(flag)
             if eq:
                 f = apply_role(scan, role, Arg.of(val), name, ctx, rule, dirs)
+                if not f and role is None:
+                    f = operand(scan, name, Arg.of(val), ctx, rule, dirs)
             elif role and i + 1 < n:
                 i += 1
                 f = apply_role(scan, role, args[i], name, ctx, rule, dirs)
@@ -271,6 +291,55 @@ def generic(scan, name, args, ctx, rule=None):
         if f:
             return f
         i += 1
+    return None
+
+
+def operand(scan, name, a, ctx, rule, dirs=False):
+    """An argument of a command that reads its arguments: a path, or text naming paths.
+
+    Code passed as an argument (`sqlite3 db "select readfile('.env')"`, `duckdb -c
+    "... read_csv('.env')"`) names its files in string literals; the SQL shells and editors of
+    FILE_FUNCTION_PROGRAMS also take bare paths in their commands (`.read .env`, `r .env`)."""
+    s = a.static
+    f = None
+    if s and len(s) > 2 and ("(" in s or name in FILE_FUNCTION_PROGRAMS):
+        f = code_scan(scan, s, name, ctx)
+        if not f and name in FILE_FUNCTION_PROGRAMS and any(c in s for c in " \t\n;,()"):
+            for w in _WORDS.findall(s[:100000])[:256]:
+                f = scan.read_path(w, name, ctx, rule)
+                if f:
+                    break
+    return f or scan.read(a, name, ctx, rule, dirs=dirs)
+
+
+# Options through which a program that otherwise never prints file content reads a file
+# and prints what it found there (`date -f .env` echoes every line it cannot parse).
+NON_READER_FILES = {
+    "date": ("-f", "--file"),
+    "du": ("--files0-from",),
+    "wc": ("--files0-from",),
+    "file": ("-f", "--files-from", "-m", "--magic-file"),
+    "man": ("-l", "--local-file"),
+    "tree": ("--fromfile",),
+    "ls": (),
+}
+
+
+def non_reader_files(scan, name, args, ctx):
+    flags = NON_READER_FILES.get(name)
+    if not flags:
+        return None
+    for flag, val, a in opts(args, "".join(f[1] for f in flags if len(f) == 2),
+                             frozenset(f for f in flags if f.startswith("--"))):
+        if flag in flags and val is not None:
+            f = scan.read(val, name, ctx, split=False)
+            if f:
+                return f
+        elif flag is None and name in ("man", "tree") and any(
+                x.static in ("-l", "--local-file", "--fromfile") for x in args):
+            f = scan.read(a, name, ctx, split=False)
+            if f:
+                return f
     return None
 
 
@@ -293,7 +362,16 @@ def code_scan(scan, code, verb, ctx, rx=_LITERALS):
             return scan.read_path(".env", verb, ctx)
     if "dotenv_values" in code or "dotenv.parse" in code:
         return scan.read_path(".env", verb, ctx)
+    if _WALKS.search(code):
+        # Code that lists a directory tree (os.walk, glob, readdir ...) and may read what it
+        # finds: a recursive read, sent through redaction like `grep -r`.
+        return scan.tree_root(ctx.cwd, verb, verb, ctx)
     return None
+
+
+_WALKS = re.compile(r"\b(?:os\.walk|walk\(|glob\(|iglob\(|rglob\(|\.glob\(|listdir|scandir|readdir|"
+                    r"Dir\.glob|Dir\[|File\.find|opendir|walkdir|WalkDir|filepath\.Walk|"
+                    r"fs\.readdir|readdirSync|Deno\.readDir|globSync)")
 
 
 def replace_braces(a, placeholder, token="{}"):

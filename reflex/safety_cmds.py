@@ -15,8 +15,9 @@ from reflex import safety_exec as X
 from reflex import safety_files as F
 from reflex import safety_lex as L
 from reflex import safety_readers as R
-from reflex.safety_argv import MAX_HOPS, Stdin, dump, generic
-from reflex.safety_words import command_name, is_assignment
+from reflex.safety_argv import MAX_HOPS, NON_READER_FILES, Stdin, dump, generic, non_reader_files
+from reflex.safety_paths import basename_kind
+from reflex.safety_words import FROM_OUTPUT, command_name, is_assignment
 
 SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
                        "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
@@ -66,6 +67,11 @@ def run_simple(scan, words, redirs, ctx, prev):
         ctx = ctx.copy()
         for w in words[:k]:
             scan.assign(w, ctx)
+    if name_arg.static == "exec" and not args and any(r[1] in (">", ">>", ">|", "&>", "&>>") for r in redirs):
+        scan.stdout_moved = True    # `exec >file`: later output goes to the file
+    f = _secret_as_command(scan, name_arg, ctx)
+    if f:
+        return f
     if name_arg.static is None:
         f = generic(scan, "command", args, ctx)
     else:
@@ -74,6 +80,21 @@ def run_simple(scan, words, redirs, ctx, prev):
             return dump(scan, name)
         f = handle(scan, name, args, ctx, stdin, 0)
     return f or _redirects(scan, redirs, ctx)
+
+
+def _secret_as_command(scan, name_arg, ctx):
+    """A secret file named where a command goes. Nobody runs .env; but the walker lexes a
+    glob group as a subshell, so `cat @(.env)` (bash extglob), `cat (.env|x)` (zsh) and
+    `cat *(.env)` (ksh) arrive here with the file in command position."""
+    s = name_arg.static
+    if s is not None:
+        base = s.rsplit("/", 1)[-1]
+        if not base or "=" in s or not ("." in base or "_" in base or base[-1] in "~#") or \
+                not basename_kind(base):
+            return None
+    elif name_arg.from_output() or not any(k == "glob" for v in name_arg.variants for k, _ in v):
+        return None
+    return scan.read(name_arg, "glob group", ctx, split=False)
 
 
 def _expands_secret_var(words):
@@ -106,13 +127,15 @@ def _redirects(scan, redirs, ctx):
 def handle(scan, name, args, ctx, stdin, hops):
     if hops > MAX_HOPS:
         return None
+    if len(scan.names) < 64:
+        scan.names.add(name if name != "git" or not args else "git " + (args[0].static or "?"))
     h = HANDLERS.get(name)
     if h is not None:
         return h(scan, name, args, ctx, stdin, hops)
     if name in X.WRAPPERS:
         return X.wrapper(scan, name, args, ctx, stdin, hops)
     if name in NON_READERS:
-        return None
+        return non_reader_files(scan, name, args, ctx) if name in NON_READER_FILES else None
     return generic(scan, name, args, ctx)
 
 
@@ -148,15 +171,18 @@ def h_declare(scan, name, args, ctx, stdin, hops):
         var, eq, val = s.partition("=")
         if eq and var.isidentifier():
             ctx.vars[var] = [(("lit", val),)]
+            scan.env_option(var, val)
     if dump and scan.loaded and name != "local":
         return dump(scan, name)
     return None
 
 
 def h_dumpers(scan, name, args, ctx, stdin, hops):
+    statics = [a.static or "" for a in args]
+    if name == "set" and "-o" in statics:
+        h_shopt(scan, "setopt", args, ctx, stdin, hops)
     if not scan.loaded:
         return None
-    statics = [a.static or "" for a in args]
     if name == "printenv" or (name == "set" and not statics):
         return dump(scan, name)
     if name == "compgen" and any(s in ("-v", "-e", "-A") for s in statics):
@@ -164,10 +190,21 @@ def h_dumpers(scan, name, args, ctx, stdin, hops):
     return None
 
 
+def h_shopt(scan, name, args, ctx, stdin, hops):
+    """`shopt -s dotglob`, zsh `setopt globdots` / `set -o globdots`: remembered for globs."""
+    statics = [a.static or "" for a in args]
+    if name == "shopt" and "-s" not in statics:
+        return None
+    for s in statics:
+        if s and s[0] not in "-+":
+            scan.shell_option(s)
+    return None
+
+
 def h_read(scan, name, args, ctx, stdin, hops):
     for a in args:
         if a.static and a.static.isidentifier():
-            ctx.vars[a.static] = [(("any", ""),)]
+            ctx.vars[a.static] = [(FROM_OUTPUT,)]     # `find . | while read f; do cat "$f"`
 
 
 def h_unset(scan, name, args, ctx, stdin, hops):
@@ -181,6 +218,7 @@ HANDLERS = {
     "eval": X.h_eval, "source": X.h_source, ".": X.h_source, "trap": X.h_trap, "alias": X.h_alias,
     "virtualenv": X.h_virtualenv,
     "deno": X.h_deno,
+    "ctx": X.h_ctx,
     "grep": R.h_grep, "egrep": R.h_grep, "fgrep": R.h_grep, "zgrep": R.h_grep, "zegrep": R.h_grep,
     "zfgrep": R.h_grep, "rgrep": R.h_grep, "bzgrep": R.h_grep, "xzgrep": R.h_grep, "rg": R.h_grep,
     "ag": R.h_grep, "ack": R.h_grep, "pt": R.h_grep, "sift": R.h_grep,
@@ -204,6 +242,7 @@ HANDLERS = {
     "export": h_declare, "declare": h_declare, "typeset": h_declare, "local": h_declare,
     "readonly": h_declare,
     "printenv": h_dumpers, "set": h_dumpers, "compgen": h_dumpers,
+    "shopt": h_shopt, "setopt": h_shopt,
     "read": h_read, "mapfile": h_read, "readarray": h_read, "unset": h_unset,
 }
 for _name in ("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "tcsh", "csh"):

@@ -23,8 +23,9 @@ from reflex.safety_argv import (
     run_rest,
     writes_only,
 )
+from reflex import safety_lex as L
 from reflex.safety_shell import Ctx
-from reflex.safety_words import Arg
+from reflex.safety_words import Arg, command_name
 
 # name: (short options with a value, long options with a value, positionals to skip,
 #        required subcommands or None, {flag: role})
@@ -198,6 +199,8 @@ def h_env(scan, name, args, ctx, stdin, hops):
             i += 1
             break
         elif s.startswith("-") and len(s) > 1 or "=" in s and s.split("=", 1)[0].isidentifier():
+            if "=" in s and not s.startswith("-"):
+                scan.env_option(*s.split("=", 1))
             i += 1
         else:
             break
@@ -220,6 +223,8 @@ def h_shell(scan, name, args, ctx, stdin, hops):
             i += 1
             break
         if s in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            if s in ("-o", "-O") and i + 1 < n and args[i + 1].static:
+                scan.shell_option(args[i + 1].static)
             i += 2
             continue
         if s[0] == "-" and not s.startswith("--") and "c" in s[1:]:
@@ -236,6 +241,10 @@ def h_shell(scan, name, args, ctx, stdin, hops):
             f = scan.command(script.static, inner)
             if f:
                 return f
+        elif script.from_output():
+            f = unknown_code(scan, name, ctx)     # `bash -c "$(curl ...)"`
+            if f:
+                return f
         for a in args[i + 1:]:
             f = scan.read(a, name, ctx)
             if f:
@@ -248,12 +257,22 @@ def h_shell(scan, name, args, ctx, stdin, hops):
                 return f
         return None
     text = stdin.text()
-    return scan.command(text, ctx.copy()) if text else None
+    if text:
+        return scan.command(text, ctx.copy())
+    return unknown_code(scan, name, ctx) if stdin.from_program() else None
+
+
+def unknown_code(scan, verb, ctx):
+    """A script the analysis cannot see (`... | sh`, `eval "$(...)"`, `python -c "$X"` from a
+    program): it may read anything, so its output goes through redaction like a tree read."""
+    return scan.tree_root(None, verb, verb, ctx)
 
 
 def h_eval(scan, name, args, ctx, stdin, hops):
-    if not args or any(a.static is None for a in args):
+    if not args:
         return None
+    if any(a.static is None for a in args):
+        return unknown_code(scan, name, ctx) if any(a.from_output() for a in args) else None
     return scan.command(" ".join(a.static for a in args), ctx.copy())
 
 
@@ -358,6 +377,10 @@ def h_interp(scan, name, args, ctx, stdin, hops):
         f = code_scan(scan, code, name, ctx)
         if f:
             return f
+    if codes and None in codes and any(a.from_output() for a in args):
+        f = unknown_code(scan, name, ctx)           # `python -c "$(curl ...)"`
+        if f:
+            return f
     if not codes and not stop_module:
         if operands and operands[0].static != "-":
             f = scan.read(operands[0], name, ctx)
@@ -365,7 +388,9 @@ def h_interp(scan, name, args, ctx, stdin, hops):
                 return f
             operands = operands[1:]
         else:
-            f = code_scan(scan, stdin.text(), name, ctx)
+            text = stdin.text()
+            f = code_scan(scan, text, name, ctx) if text else \
+                (unknown_code(scan, name, ctx) if stdin.from_program() else None)
             if f:
                 return f
             operands = operands[1:]
@@ -376,6 +401,38 @@ def h_interp(scan, name, args, ctx, stdin, hops):
         if f:
             return f
     return None
+
+
+def h_ctx(scan, name, args, ctx, stdin, hops):
+    """`ctx run [--raw] -- CMD...`: CMD runs through ctx's runner, which redacts the values of
+    secret files from its output; so recursive reads inside are allowed (if their output
+    reaches the capture as lines), everything else is judged as if CMD ran directly.
+    `ctx get` / `ctx search` print stored output through redaction; other subcommands read
+    their file arguments."""
+    sub = args[0].static if args else None
+    if sub in ("get", "search", "paths", "doctor", "stats", "status", "daemon", "hook", "ledger"):
+        return None
+    if sub != "run":
+        return generic(scan, name, args, ctx)
+    rest = args[1:]
+    while rest and rest[0].static in ("--raw",):
+        rest = rest[1:]
+    if rest and rest[0].static == "--":
+        rest = rest[1:]
+    if not rest:
+        return None
+    if any(a.static is None for a in rest):
+        return generic(scan, "command", rest, ctx)
+    if len(rest) == 1:
+        text = rest[0].static
+    else:
+        import shlex
+        text = shlex.join(a.static for a in rest)
+    scan.redacting += 1
+    try:
+        return scan.command(text, ctx.copy())
+    finally:
+        scan.redacting -= 1
 
 
 def h_virtualenv(scan, name, args, ctx, stdin, hops):
@@ -456,7 +513,38 @@ def h_find(scan, name, args, ctx, stdin, hops):
         f = run_rest(scan, expanded, ctx, Stdin([], None), hops)
         if f:
             return f
+        # Whatever the name filters say, what find passes can be a symlink to a secret, or a
+        # file a filter did not foresee: a command that reads what it is given reads the tree.
+        for st in starts:
+            base = scan.resolve(st.static, ctx) if st.static is not None else ctx.cwd
+            if _reads_given_file(scan, cmd, ctx, hops, base, "{}"):
+                f = scan.tree(st, "find -exec " + (cmd[0].static or "command") if cmd else "find", ctx)
+                if f:
+                    return f
     return None
+
+
+def _reads_given_file(scan, cmd, ctx, hops, base, token=None):
+    """Whether `cmd` prints the content of the file it is handed (as `token`, else appended):
+    asked by running its handler, in a throwaway analysis, on a file named like a secret."""
+    if not cmd or not base:
+        return False
+    probe = type(scan)(scan.home, scan.root, scan.tmp, _never, scan.ctx_home)
+    probe.nest = scan.nest
+    sample = [(("lit", base.rstrip("/") + "/.env"),)]
+    if token is not None:
+        args = [replace_braces(a, sample, token) for a in cmd]
+    else:
+        args = list(cmd) + [Arg(sample)]
+    try:
+        f = run_rest(probe, args, ctx.copy(), Stdin([], None), hops)
+    except Exception:  # noqa: BLE001 - a probe that fails proves nothing either way
+        return False
+    return f is not None and f.rule in ("secret-read", "secret-env-dump")
+
+
+def _never(path):
+    return False
 
 
 def h_xargs(scan, name, args, ctx, stdin, hops):
@@ -478,16 +566,46 @@ def h_xargs(scan, name, args, ctx, stdin, hops):
             replace = (val.static if val is not None else None) or "{}"
     cmd = cmd or [Arg.of("echo")]
     extra = [Arg.of(w) for w in stdin.words()]
-    if stdin.prev is None:
-        text = stdin.text()
-        if text:
-            extra = [Arg.of(w) for w in text.split()[:64]]
+    text = stdin.text()
+    if stdin.prev is None and text:
+        extra = [Arg.of(w) for w in text.split()[:64]]
+    listed = cmd
     if replace:
         placeholder = [v for e in extra for v in e.variants]
         cmd = [cmd[0]] + [replace_braces(a, placeholder, replace) for a in cmd[1:]]
     else:
         cmd = cmd + extra
-    return run_rest(scan, cmd, ctx, Stdin([], None), hops)
+    f = run_rest(scan, cmd, ctx, Stdin([], None), hops)
+    if f or text is not None or (stdin.prev is None and not any(r[1] == "<" for r in stdin.redirs)):
+        return f
+    # Names from a program's output (`find . -type f | xargs grep KEY`, `git ls-files | xargs
+    # cat`): unknown, so any file under where the listing looked.
+    root = _listing_root(scan, stdin, ctx)
+    if _reads_given_file(scan, listed, ctx, hops, root or ctx.cwd or "/", replace):
+        return scan.tree_root(root, "xargs " + (listed[0].static or "command"), "xargs", ctx)
+    return None
+
+
+_LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree", "locate", "du"})
+
+
+def _listing_root(scan, stdin, ctx):
+    """The directory a listing in the previous pipeline stage starts from (find DIR ...)."""
+    if not stdin.prev:
+        return ctx.cwd
+    words = [L.literal(w) for w in stdin.prev[0]]
+    if not words or words[0] is None or command_name(words[0]) not in _LISTERS:
+        return ctx.cwd
+    for w in words[1:]:
+        if w is None:
+            return None
+        if w.startswith("-"):
+            if command_name(words[0]) == "find":
+                break
+            continue
+        path = scan.resolve(w, ctx)
+        return scan.real(path, ctx) if path.startswith("/") else None
+    return ctx.cwd
 
 
 def h_ssh(scan, name, args, ctx, stdin, hops):

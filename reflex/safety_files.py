@@ -43,6 +43,9 @@ def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False)
             f = scan.write(a, name, ctx, delete=True)
         if f:
             return f
+    if dest is not None and any(a.from_output() for a in sources) and dest.static:
+        # `ln -s "$(printf '.%s' env)" x; cat x`: x is whatever the program printed.
+        scan.taint(dest.static, ctx, many=len(sources) > 1 or target_dir is not None)
     return scan.write(dest, name, ctx) if dest is not None else None
 
 
@@ -277,9 +280,12 @@ def h_tar(scan, name, args, ctx, stdin, hops):
     archive = None
     cdir = ctx
     members = []
+    to_stdout = False
     for flag, val, a in opts(args, _TAR_VAL, _TAR_LONG):
         if flag is None:
             members.append((a, cdir))
+        elif flag in ("-O", "--to-stdout"):
+            to_stdout = True
         elif flag in ("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate"):
             mode = "c"
         elif flag in ("-x", "--extract", "--get"):
@@ -301,8 +307,22 @@ def h_tar(scan, name, args, ctx, stdin, hops):
                 return f
         if archive is not None and archive.static != "-":
             return scan.write(archive, name, ctx)
+    elif mode == "x" and to_stdout:
+        return _members_to_stdout(scan, name, [a for a, _ in members], ctx)
     elif mode == "x" and cdir.cwd:
         return scan.write(Arg.of(cdir.cwd), name, ctx)
+    return None
+
+
+def _members_to_stdout(scan, name, members, ctx):
+    """`tar -xOf x.tgz .env`, `unzip -p x.zip`: archive members printed. A member named like a
+    secret is a read of it; all members at once is a read of whatever was archived (a tree)."""
+    for a in members:
+        f = scan.read(a, name, ctx, split=False)
+        if f:
+            return f
+    if not members:
+        return scan.tree_root(None, name, name, ctx)
     return None
 
 
@@ -336,9 +356,17 @@ def h_zip(scan, name, args, ctx, stdin, hops):
 
 
 def h_unzip(scan, name, args, ctx, stdin, hops):
+    operands = []
+    to_stdout = False
     for flag, val, a in opts(args, "dxP", frozenset()):
         if flag == "-d" and val is not None:
             return scan.write(val, name, ctx)
+        if flag in ("-p", "-c"):
+            to_stdout = True
+        elif flag is None:
+            operands.append(a)
+    if to_stdout:
+        return _members_to_stdout(scan, name, operands[1:], ctx)
     return None
 
 

@@ -1,7 +1,8 @@
 """What counts as a secret file, and what counts as outside the project (stdlib only).
 
-Everything here is a pure function of path strings: the safety plane never looks at the
-disk, so a decision cannot depend on what happens to exist (no symlink resolution either).
+Everything here is a pure function of path strings. What a path *resolves to* (a symlink
+named notes.txt that points at .env, what a glob expands to) is asked of the disk by
+reflex.safety_disk, and the answer is classified here like any other path.
 
 Secret kinds, used to pick the remediation text:
     env     dotenv files: .env, .env.local, .env.production, prod.env, .envrc
@@ -17,8 +18,15 @@ Secret kinds, used to pick the remediation text:
             ~/.gem/credentials, /etc/shadow, /etc/gshadow, /proc/*/environ
     secrets secrets.{yaml,yml,json,toml,ini,env,txt} (also secrets.<x>.<ext>, secret.*),
             *.tfstate (Terraform state holds plaintext secrets)
+    store   ctx's own store: $CTX_HOME/blobs, captures and spool hold raw command output
+            (read it through `ctx get` / `ctx search`, which redact); $CTX_HOME/http-token is
+            a credential (cred)
     dir     a directory that holds any of the home secrets above (~/.ssh, ~/.aws, home
-            itself, /home, /): reading it recursively reads them
+            itself, /home, /, $CTX_HOME): reading it recursively reads them
+
+A name keeps its kind under the decorations editors and tools add to copies: `.env~`,
+`.env.swp`, `#.env#`, `.#.env`, `.id_rsa.swp`, `server.pem.bak`, `secrets.yaml.orig`,
+`credentials.json (1)` are what they copy.
 """
 
 import functools
@@ -81,9 +89,74 @@ NEUTRAL_BASENAMES = ("README.md", "main.py", "index.js", "Makefile", "notes.txt"
                      "a", "x.c", "Cargo.toml", "package.json", "config.yaml", "app.log")
 
 
+# Decorations editors, merge tools and file managers add to a copy of a file. Each entry is
+# removed once per round (a name can carry several: `.env.swp~`).
+_DECORATION = re.compile(
+    r"(?:~|\.~\d+~|\.(?:bak|backup|bk|old|orig|save|sav|saved|tmp|temp|copy|prev|rej|swp|swo|swn|swx"
+    r"|un~|kate-swp|dpkg-old|dpkg-dist|dpkg-bak|rpmsave|rpmnew|ucf-old|ucf-dist|merge|local|base|remote)"
+    r"|[ _-]copy(?: \d+)?| \(\d+\)| - copy(?: \(\d+\))?| \(conflicted copy[^)]*\)|\.\d{1,3}"
+    r"|_(?:backup|base|local|remote)_\d+(?:\.[\w-]+)?|___jb_(?:tmp|old|bak)___)\Z")
+
+
+_DECORATION_EXT = frozenset("""bak backup bk old orig save sav saved tmp temp copy prev rej swp swo swn swx
+un~ kate-swp dpkg-old dpkg-dist dpkg-bak rpmsave rpmnew ucf-old ucf-dist merge local base remote""".split())
+
+
+def _maybe_decorated(low):
+    """Cheap pre-check for _DECORATION (a regex anchored at the end scans the whole name)."""
+    last = low[-1]
+    if last in "~#)_0123456789" or low[0] == "#" or low.startswith((".#", "copy of ")):
+        return True
+    if "." in low and low.rsplit(".", 1)[1] in _DECORATION_EXT:
+        return True
+    return " copy" in low or "-copy" in low or "_copy" in low
+
+
+def _undecorated(low):
+    """The names a decorated copy stands for: `#.env#` -> `.env`, `.id_rsa.swp` -> `id_rsa`."""
+    out = []
+    for _ in range(4):
+        base = low
+        if len(base) > 2 and base[0] == "#" and base[-1] == "#":
+            base = base[1:-1]
+        if base.startswith(".#"):
+            base = base[2:]
+        if base.startswith("copy of "):
+            base = base[8:]
+        base = _DECORATION.sub("", base)
+        if base == low or not base:
+            break
+        out.append(base)
+        if base.startswith(".") and len(base) > 1:
+            out.append(base[1:])       # vim swap of a non-dot file: `.id_rsa.swp`
+        low = base
+    return out
+
+
+# Every secret name (decorated or not) contains one of these: one C-speed search rules out
+# the ordinary names (main.py, README.md) that are nearly all of what is asked.
+_MAYBE_SECRET = re.compile(r"env|id_|key|pem|p12|pfx|jks|store|ppk|kdbx|netrc|cred|pgpass|pypirc|htpasswd"
+                           r"|vault|secret|tfstate|account")
+
+
 def basename_kind(name):
-    """Secret kind of a file name wherever it lives, else None."""
+    """Secret kind of a file name wherever it lives (editor backups included), else None."""
     low = name.lower()
+    if not low or not _MAYBE_SECRET.search(low):
+        return None
+    if _maybe_decorated(low):
+        bases = _undecorated(low)
+        if bases:
+            # A decorated copy is what it copies: `.env~` is secret, `.env.example~` is not.
+            for base in bases:
+                kind = _plain_kind(base)
+                if kind:
+                    return kind
+            return None
+    return _plain_kind(low)
+
+
+def _plain_kind(low):
     if low == ".env" or low == ".envrc":
         return "env"
     if low.startswith(".env."):
@@ -104,7 +177,7 @@ def basename_kind(name):
     return None
 
 
-def secret_kind(path, home):
+def secret_kind(path, home, ctx_home=None):
     """Secret kind of a normalized path (absolute, or relative when the cwd is unknown)."""
     if not path:
         return None
@@ -114,6 +187,10 @@ def secret_kind(path, home):
         return kind
     if not path.startswith("/"):
         return None
+    if ctx_home and path.startswith(ctx_home):
+        kind = _ctx_kind(path, ctx_home)
+        if kind:
+            return kind
     if path in SYSTEM_SECRETS:
         return "cred"
     if path.startswith("/proc/") and base == "environ":
@@ -121,6 +198,8 @@ def secret_kind(path, home):
     if home and home != "/":
         if path.startswith(home + "/"):
             rel = path[len(home) + 1:]
+            if rel[:1] != ".":
+                return None             # every home secret lives under a dot-entry of home
             for loc, k, below in HOME_SECRETS:
                 if rel == loc:
                     if loc == ".ssh":
@@ -140,6 +219,22 @@ def secret_kind(path, home):
     elif path == "/":
         return "dir"
     return None
+
+
+# ctx's own files that hold what the agent must not read directly.
+_CTX_STORE = ("blobs", "captures", "spool")
+
+
+def _ctx_kind(path, ctx_home):
+    if path == ctx_home:
+        return "dir"
+    if not path.startswith(ctx_home + "/"):
+        return None
+    rel = path[len(ctx_home) + 1:]
+    if rel == "http-token" or rel.startswith("http-token."):
+        return "cred"
+    top = rel.split("/", 1)[0]
+    return "store" if top in _CTX_STORE else None
 
 
 def is_under(path, directory):

@@ -37,9 +37,17 @@ _AG = ("ABCGgmp", frozenset({"--after", "--before", "--context", "--file-search-
                              "--max-count", "--path-to-ignore", "--depth", "--pager"}))
 
 
-def h_grep(scan, name, args, ctx, stdin, hops):
+# Searchers that recurse into a directory operand (or the cwd) without being asked to.
+_RECURSIVE_SEARCHERS = frozenset({"rg", "ag", "ack", "pt", "sift", "rgrep"})
+# Flags after which a searcher prints file names or counts, not lines.
+_NAMES_ONLY = frozenset({"-l", "-L", "-c", "--files-with-matches", "--files-without-match", "--count",
+                         "--count-matches", "--files"})
+
+
+def h_grep(scan, name, args, ctx, stdin, hops, git=False):
     short_val, long_val = _RG if name == "rg" else _AG if name in ("ag", "ack", "pt", "sift") else _GREP
-    pattern_given = quiet = listing = False
+    pattern_given = quiet = listing = transforms = False
+    recursive = name in _RECURSIVE_SEARCHERS or git
     operands, filters = [], []
     for flag, val, a in opts(args, short_val, long_val):
         if flag is None:
@@ -53,8 +61,15 @@ def h_grep(scan, name, args, ctx, stdin, hops):
                 return f
         elif flag in ("-q", "--quiet", "--silent"):
             quiet = True
-        elif flag == "--files" or (name == "ag" and flag == "-g"):
+        elif flag in _NAMES_ONLY or (name == "ag" and flag == "-g"):
             listing = True
+        elif flag in ("-r", "-R", "--recursive", "--dereference-recursive") and name != "rg":
+            recursive = True
+        elif flag in ("-d", "--directories") and val is not None and val.static == "recurse":
+            recursive = True
+        elif flag in ("-o", "--only-matching", "--replace", "--max-columns-preview", "--vimgrep") or \
+                (name == "rg" and flag == "-r"):
+            transforms = True       # prints pieces of lines: a value cut in two escapes redaction
         elif flag in ("--include", "--glob", "--iglob") or (name == "rg" and flag == "-g"):
             if val is not None:
                 filters.append(val)
@@ -66,6 +81,14 @@ def h_grep(scan, name, args, ctx, stdin, hops):
         f = glob_filter(scan, val, name, ctx)
         if f:
             return f
+    if recursive:
+        if not operands and not (stdin.prev or stdin.text()) or git:
+            operands = operands or [Arg.of(".")]
+        for a in operands:
+            f = scan.tree(a, "git grep" if git else name, ctx, transforms)
+            if f:
+                return f
+        return None
     for a in operands:
         f = scan.read(a, name, ctx, split=False, dirs=True)
         if f:
@@ -218,10 +241,30 @@ def h_git(scan, name, args, ctx, stdin, hops):
     if sub == "clone":
         operands = [a for a in rest if not (a.static or "x").startswith("-")]
         return scan.write(operands[1], "git clone", ctx) if len(operands) > 1 else None
+    if sub == "config":
+        # `git config -f FILE --list` prints FILE's lines: a read of FILE.
+        for flag, val, a in opts(rest, "f", frozenset({"--file", "--blob"})):
+            if flag in ("-f", "--file") and val is not None:
+                f = scan.read(val, "git config", ctx, split=False)
+                if f:
+                    return f
+            elif flag == "--blob" and val is not None:
+                f = scan.read(val, "git config", ctx)
+                if f:
+                    return f
+        return None
     if not reads:
         return None
     if sub == "grep":
-        return h_grep(scan, "grep", rest, ctx, stdin, hops)
+        # Tracked files (or any with --no-index/--untracked): a search of the whole tree.
+        paths = []
+        for j, a in enumerate(rest):
+            if a.static == "--":
+                paths = rest[j + 1:]
+                rest = rest[:j]
+                break
+        f = h_grep(scan, "grep", rest + paths, ctx, stdin, hops, git=True)
+        return f
     rule = "secret-copy" if sub in ("archive", "format-patch") else "secret-read"
     for a in rest:
         s = a.static

@@ -14,16 +14,22 @@ from reflex.safety_paths import basename_kind
 
 MAX_VARIANTS = 32      # brace/variable alternatives considered per word
 
+# The value of `$(some command)` or of `read VAR`: unknown, and printed by a program, so it
+# can be any file name at all (`cat $(printf '.%s' env)`). Kept apart from an unknown
+# variable (("any", "")) because the walker treats a read of it as a read of anything.
+FROM_OUTPUT = ("any", "$(")
+
 
 
 class Arg:
     """One word after expansion: its variants (tuples of ("lit"|"glob"|"any", text))."""
 
-    __slots__ = ("dyn", "static", "variants")
+    __slots__ = ("dyn", "listing", "static", "variants")
 
     def __init__(self, variants, dyn=False):
         self.variants = variants
         self.dyn = dyn
+        self.listing = False    # names printed by a listing (`$(find DIR)`): that DIR, or None
         self.static = None
         if len(variants) == 1:
             v = variants[0]
@@ -35,6 +41,10 @@ class Arg:
     @classmethod
     def of(cls, text):
         return cls([(("lit", text),)])
+
+    def from_output(self):
+        """True when some value of this word was printed by a program (see FROM_OUTPUT)."""
+        return any(FROM_OUTPUT in v for v in self.variants)
 
     def text(self):
         v = self.variants[0] if self.variants else ()
@@ -130,6 +140,39 @@ def sub_value(toks):
         if fmt == "%s":
             return "".join(args[1:])
     return None
+
+
+# Programs whose output is a list of file names.
+LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree", "locate"})
+
+
+def listing_dir(toks):
+    """For `$(find DIR ...)`, `$(git ls-files)`, `$(grep -rl KEY DIR)`, `$(rg --files)`: the
+    directory the listed names come from ("" for the cwd, None when unknown); False when the
+    substitution does not print file names."""
+    words = [L.literal(t[1]) if t[0] == "w" else None for t in toks if t[0] != "r"]
+    if not words or words[0] is None:
+        return False
+    name = command_name(words[0])
+    rest = [w for w in words[1:]]
+    if name == "git":
+        return "" if any(w in ("ls-files", "ls-tree", "diff") for w in rest if w) else False
+    if name in ("grep", "rg", "ag"):
+        if not any(w and (w in ("-l", "--files", "--files-with-matches", "-L") or
+                          (w.startswith("-") and not w.startswith("--") and "l" in w)) for w in rest):
+            return False
+        return ""
+    if name not in LISTERS:
+        return False
+    for w in rest:
+        if w is None:
+            return None
+        if w.startswith("-"):
+            if name == "find":
+                break
+            continue
+        return w
+    return ""
 
 
 def secret_words(toks):

@@ -1,6 +1,7 @@
 """`ctx run` and `ctx get`: exit codes, merged output, exact bytes, and life without a daemon."""
 
 import os
+import sqlite3
 import subprocess
 import time
 

@@ -17,13 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reflex import safety
-from reflex.safety import Denial, SafetyPolicy, check_command, check_tool
+from reflex.safety import Denial, Redact, SafetyPolicy, check_command, check_tool
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_PATH = os.path.join(REPO, "tests", "data", "safety_bypass_table.json")
 with open(TABLE_PATH) as _f:
     TABLE = json.load(_f)
-POLICIES = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]))
+POLICIES = {k: SafetyPolicy(v["project_root"], v["home"], tuple(v["tmp_dirs"]), tuple(v["allow"]),
+                            ctx_home=v.get("ctx_home"))
             for k, v in TABLE["policies"].items()}
 CASES = TABLE["cases"]
 ROOT = TABLE["cwd"]
@@ -54,14 +55,30 @@ def test_table_has_the_required_evidence():
     assert {"rtk-cat-env", "rtk-2428-head", "rtk-wrapper-bash-c"} <= ids
 
 
+def assess(case):
+    policy = POLICIES[case.get("policy", "default")]
+    cwd = case.get("cwd", ROOT)
+    if "tool" in case:
+        return safety.assess_tool(case["tool"], case["input"], cwd, policy)
+    return safety.assess_command(case["command"], cwd, policy)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_bypass_table(case):
+    v = assess(case)
+    if case["expect"] == "redact":
+        # A recursive read: it runs, through ctx run's redaction, reading under these roots.
+        assert isinstance(v, Redact), "%s not redacted: %r" % (case["id"], v)
+        assert list(v.roots) == case["roots"] and v.reason.startswith("ctx safety: ")
+        assert decide(case) is None
+        return
     d = decide(case)
+    assert d == (v if isinstance(v, Denial) else None)
     if case["expect"] == "allow":
-        assert d is None, "%s wrongly denied: %s" % (case["id"], d and d.reason)
+        assert v is None, "%s wrongly %s: %s" % (case["id"], type(v).__name__, v and v.reason)
         return
     assert d is not None, "%s not denied: %r" % (case["id"], case.get("command", case.get("input")))
-    assert (d.rule, d.target) == (case["rule"], case["target"])
+    assert d.rule == case["rule"] and d.target == case.get("target", d.target)
     assert d.rule in safety.RULES
     # The reason says what was blocked and what to do instead.
     assert d.reason.startswith("ctx safety: blocked ")
@@ -240,8 +257,10 @@ FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCh
 def test_check_command_never_raises(command, cwd, policy):
     # The inner function must not raise either: the public guard is a backstop, not a crutch.
     d = safety._check_command(command, cwd, policy)
-    assert d is None or (isinstance(d, Denial) and d.rule in safety.RULES and d.reason)
-    assert check_command(command, cwd, policy) == d
+    assert d is None or (isinstance(d, Denial) and d.rule in safety.RULES and d.reason) or \
+        (isinstance(d, Redact) and d.rule == "secret-redact" and d.reason)
+    assert check_command(command, cwd, policy) == (d if isinstance(d, Denial) else None)
+    assert safety.assess_command(command, cwd, policy) == d
 
 
 @FAST
@@ -251,7 +270,7 @@ def test_check_command_never_raises(command, cwd, policy):
        cwd=cwds, policy=policies)
 def test_check_tool_never_raises(tool, tool_input, cwd, policy):
     d = safety._check_tool(tool, tool_input, cwd, policy)
-    assert d is None or isinstance(d, Denial)
+    assert d is None or isinstance(d, (Denial, Redact))
 
 
 @pytest.fixture(scope="module")
@@ -335,6 +354,6 @@ def test_stdlib_only_and_no_heavy_imports():
     ours = {m for m in loaded if m.startswith("reflex")}
     assert ours <= {"reflex", "reflex.safety", "reflex.safety_lex", "reflex.safety_paths", "reflex.safety_shell",
                     "reflex.safety_argv", "reflex.safety_cmds", "reflex.safety_exec", "reflex.safety_files",
-                    "reflex.safety_readers", "reflex.safety_words"}
+                    "reflex.safety_readers", "reflex.safety_words", "reflex.safety_disk"}
     # dataclasses pulls in inspect (~6 ms); the safety plane keeps both off the hook's path.
     assert "inspect" not in loaded and "dataclasses" not in loaded and "json" not in loaded

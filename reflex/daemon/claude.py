@@ -54,7 +54,10 @@ class ClaudeHandler:
         if not hdr.get("spooled"):
             env = local_decision.env_from_header(hdr) if hdr.get("transport") != "http" else \
                 local_decision.hook_env(cwd=None)
-            denial = local_decision.verdict("claude", reading, env)
+            found = local_decision.verdict("claude", reading, env)
+            if found is not None:
+                # (verdict, the answer the shim would give): built in one place for both.
+                denial = (found, local_decision.safety_answer(reading.obj, found, env))
         try:
             if reading.problem is not None:
                 raise reading.problem
@@ -91,18 +94,19 @@ class ClaudeHandler:
         malformed_event(ev, code, detail, data)
         if hdr.get("spooled") and hdr.get("local") == "deny":
             ev.update(decision="deny", decision_detail="decided by the shim while the daemon was down")
-        if denial is None:
+        if denial is None or denial[1] is None:
             return b"", err, ev, None
-        ev.update(decision="deny", decision_detail=denial.rule)
-        ev["data"].update(safety=denial.to_dict(), intents=[declare("deny")])
-        return claude_answers.dumps(claude_answers.deny(denial.reason)).encode(), b"", ev, None
+        found, answer = denial
+        ev.update(decision="rewrite" if found.rule == "secret-redact" else "deny", decision_detail=found.rule)
+        ev["data"].update(safety=found.to_dict(), intents=[declare("deny")])
+        return claude_answers.dumps(answer).encode(), b"", ev, None
 
     # -- events -----------------------------------------------------------
     def _on_PreToolUse(self, hook, ev, fields, hdr, denial):
         fields["tool_input"] = {k: v for k, v in (hook.tool_input or {}).items() if k != "command"}
         if hdr.get("spooled"):
             # The shim already answered this call; record what it decided.
-            ev["decision"] = "deny" if hdr.get("local") == "deny" else "none"
+            ev["decision"] = {"deny": "deny", "redact": "rewrite"}.get(hdr.get("local"), "none")
             ev["decision_detail"] = "decided by the shim while the daemon was down"
             self._annotate(hook, ev)
             return None
@@ -110,10 +114,23 @@ class ClaudeHandler:
         if not env["CLAUDE_PROJECT_DIR"]:
             del env["CLAUDE_PROJECT_DIR"]
         if denial is not None:
-            ev.update(decision="deny", decision_detail=denial.rule)
-            fields["safety"] = denial.to_dict()
-            fields["intents"] = [declare("deny")]
-            return claude_answers.deny(denial.reason)
+            found, answer = denial
+            fields["safety"] = found.to_dict()
+            if found.rule != "secret-redact":
+                ev.update(decision="deny", decision_detail=found.rule)
+                fields["intents"] = [declare("deny")]
+                return answer
+            if answer is not None:
+                # A recursive read, sent through ctx run --raw (or a Grep given secret-excluding
+                # globs): the same answer the shim gives when the daemon is down.
+                updated = answer["hookSpecificOutput"]["updatedInput"]
+                ev.update(decision="rewrite", decision_detail=updated.get("command") or found.rule)
+                fields["permission"] = answer["hookSpecificOutput"].get("permissionDecision")
+                fields["intents"] = [declare("rewrite")]
+                if hook.tool_name == "Bash" and hook.tool_use_id and hook.command is not None:
+                    self._remember(hook.tool_use_id, (hook.command, updated["command"]))
+                self._annotate(hook, ev)
+                return answer
         root = project.project_root(hook.cwd, env)
         fields["worktree_hash"] = self.ctx.worktree_hash(hook.cwd, root)
         if hook.tool_name != "Bash" or hook.command is None:

@@ -152,9 +152,11 @@ class Ops:
         density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
         claim = {k: hdr.get(k) for k in ("output_bytes", "elided_bytes", "kept_head", "marker_len", "capture_error")}
+        passthrough = hdr.get("raw") is True
+        redacted = hdr.get("redacted") if isinstance(hdr.get("redacted"), int) else 0
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
-            uid, claim)
+            uid, claim, passthrough, redacted > 0)
         bid, kept, digest, digest_error, baselines = work
         size = kept.stored
         handle = blobs.handle_of(bid)
@@ -166,6 +168,12 @@ class Ops:
             data["capture"] = _kept_summary(kept)
         if isinstance(hdr.get("view_bytes"), int):
             data["view_bytes"] = hdr["view_bytes"]
+        if redacted:
+            # Counts and file names only: the values never reach the ledger.
+            data["redacted"] = {"values": redacted, "files": [str(x)[:200] for x in
+                                                               (hdr.get("redacted_from") or [])][:50]}
+        if passthrough:
+            data["passthrough"] = True
         meta = {"elided": _kept_summary(kept)} if kept.elided else {}
         if digest is not None:
             data.update(digest_summary(digest))
@@ -203,6 +211,8 @@ class Ops:
             stored = _size(size) if not kept.elided else "%s of %s (middle elided)" % (_size(size), _size(kept.total))
             footer = "[ctx] exit %s%s · %s stored as %s · full output: ctx get %s\n" % (
                 exit_code, why, stored, handle, handle)
+            if passthrough:
+                footer = ""     # --raw: the command's own output, exactly (secret values redacted)
             return Reply({"handle": handle, "blob": bid, "print_raw": True, "seq": written.seq,
                           "duplicate": written.duplicate}, out=footer.encode())
         text = digest.text

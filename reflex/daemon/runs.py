@@ -69,8 +69,13 @@ class RunStore:
         self.ctx = ctx
         self.limit = capture_mod.limit_from_env()
 
-    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None, claim=None):
-        """-> (blob id, Kept, Digest | None, error text | None, extra data for the run event)."""
+    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None, claim=None,
+               passthrough=False, rewritten=False):
+        """-> (blob id, Kept, Digest | None, error text | None, extra data for the run event).
+
+        passthrough: `ctx run --raw`, stored but not digested. rewritten: ctx run replaced
+        secret values in the capture after the follower may have counted the original bytes,
+        so its count is dropped."""
         import time
         t0 = time.perf_counter()
         raw, kept = read_capture(capture, claim, self.limit)
@@ -83,6 +88,10 @@ class RunStore:
         # never on the tail of an elided output.
         counted = min(kept.head if kept.elided else len(raw), COUNT_LIMIT)
         raw_tokens = self.ctx.followers.finish(uid, raw, unchanged, counted) if uid else None
+        if rewritten:
+            raw_tokens = None  # the follower counted bytes that redaction has since replaced
+        if passthrough:
+            return bid, kept, None, None, {}
         counted_while_running = raw_tokens is not None
         if raw_tokens is None and counted < len(raw):
             from ..digest import layout

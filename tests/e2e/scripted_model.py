@@ -70,13 +70,19 @@ class ModelState:
 
 @dataclass(frozen=True)
 class ToolUse:
-    """The model calls the Bash tool. `extra` adds Bash input fields such as `timeout`."""
+    """The model calls the Bash tool. `extra` adds Bash input fields such as `timeout`.
+
+    With `name` set to another tool (Grep, Read, ...), `extra` is that tool's whole input and
+    `command` only labels the step."""
 
     command: str
     description: str = "scripted command"
     extra: dict[str, Any] = field(default_factory=dict)
+    name: str = "Bash"
 
     def tool_input(self) -> dict[str, Any]:
+        if self.name != "Bash":
+            return dict(self.extra)
         return {"command": self.command, "description": self.description, **self.extra}
 
 
@@ -257,7 +263,7 @@ def _content_block(action: Action, tool_use_id: str) -> dict[str, Any]:
         return {
             "type": "tool_use",
             "id": tool_use_id,
-            "name": "Bash",
+            "name": action.name,
             "input": action.tool_input(),
         }
     return {"type": "text", "text": action.text}
@@ -298,7 +304,7 @@ def sse_events(
         },
     }
     if isinstance(action, ToolUse):
-        block = {"type": "tool_use", "id": tool_use_id, "name": "Bash", "input": {}}
+        block = {"type": "tool_use", "id": tool_use_id, "name": action.name, "input": {}}
         delta = {
             "type": "input_json_delta",
             "partial_json": json.dumps(action.tool_input()),
