@@ -138,6 +138,7 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
+NODE = "js_nodetest"
 
 CASES: list[Case] = [
     Case("pytest", "plain", PY1, "pytest", "default verbosity and traceback style"),
@@ -199,6 +200,13 @@ CASES: list[Case] = [
     Case("mypy", "pretty", PY1, "mypy --pretty inflection"),
     Case("mypy", "codes_columns", PY1, "mypy --show-error-codes --show-column-numbers inflection"),
     Case("mypy", "json", PY1, "mypy -O json inflection"),
+    Case("nodetest", "tap", NODE, "node --test", "TAP, node's reporter when stdout is not a TTY; a file that "
+         "does not load, a before() hook that throws (its tests cancelled), table rows, unicode names"),
+    Case("nodetest", "spec", NODE, "node --test --test-reporter=spec"),
+    Case("nodetest", "dot", NODE, "node --test --test-reporter=dot",
+         "dots, then failures by their own name only (no suite path is printed)"),
+    Case("nodetest", "npm_test", NODE, "npm test", "the package's test script is `node --test`"),
+    Case("nodetest", "one_file", NODE, "node --test --test-reporter=spec test/cart.test.js", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
     Case("generic", "mix_test", EX, "mix test", "ExUnit: a test runner with no profile"),
@@ -231,6 +239,7 @@ FAMILY_TOOL = {
     "eslint": ("eslint", "npx --no-install eslint --version"),
     "ruff": ("ruff", "ruff --version"),
     "mypy": ("mypy", "mypy --version"),
+    "nodetest": ("node", "node --version"),
 }
 
 
@@ -267,6 +276,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "jest": ("node", "apt-get install nodejs npm"),
         "tsc": ("node", "apt-get install nodejs npm"),
         "eslint": ("node", "apt-get install nodejs npm"),
+        "nodetest": ("node", "apt-get install nodejs (node 20 or later: --test-reporter=junit)"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -603,9 +613,48 @@ def truth_mix(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, st
     return finish_truth(t), "ExUnit formatter events (test/support/truth_formatter.exs)", cmd
 
 
+def junit_cases(path: Path) -> list[tuple[list[str], ET.Element]]:
+    """(enclosing testsuite names, testcase) for every testcase of a JUnit XML report, in order."""
+    found: list[tuple[list[str], ET.Element]] = []
+
+    def walk(node: ET.Element, names: list[str]) -> None:
+        for child in node:
+            if child.tag == "testsuite":
+                walk(child, names + [child.get("name", "")])
+            elif child.tag == "testcase":
+                found.append((names, child))
+
+    walk(ET.parse(path).getroot(), [])
+    return found
+
+
+def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    xml = tmp / "node-junit.xml"
+    args = case.command.split()[2:] if case.command.startswith("node --test") else []
+    args = [a for a in args if not a.startswith("--test-reporter")]
+    # node options go before the files: after a file name they would be handed to the tests
+    cmd = " ".join(["node --test", f"--test-reporter=junit --test-reporter-destination={xml}", *args])
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for suites, tc in junit_cases(xml):
+        name = tc.get("name", "")
+        # A file that failed to load is a top-level "test" named by its absolute path.
+        tid = rel(name, case.cwd) if name.startswith("/") else " > ".join([*suites, name])
+        if tc.find("failure") is not None:
+            t["failed"].append(tid)
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
+    if "dot" in case.command:
+        t["ids_printed"] = "leaf"  # the dot reporter names a failing test without its suites
+    return finish_truth(t), "node --test --test-reporter=junit (suite nesting gives the id path)", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
+    "nodetest": truth_nodetest,
 }
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 # the command verbatim, so a rewrite never changes what runs; a family not
 # listed passes through untouched.
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
-                              "ruff", "mypy", "eslint"})
+                              "ruff", "mypy", "eslint", "node-test"})
 
 
 @dataclass(frozen=True)

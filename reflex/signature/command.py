@@ -34,6 +34,7 @@ _DISPATCH = {
     "mix": lambda v, n, a: runners.mix(v, a),
     "gradle": runners.gradle, "gradlew": runners.gradle,
     "mvn": runners.maven, "mvnw": runners.maven,
+    "node": lambda v, n, a: runners.node(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }

@@ -608,3 +608,24 @@ def maven(v: View, name: str, args: list[Word]) -> None:
     p = walk(args, MAVEN)
     _apply(v, [name], p)
     v.subcommand = next((a.value for a in p.positionals), "")
+
+
+# ---------------------------------------------------------------- runtimes' own test runners
+
+NODE_TEST = Spec(
+    display_valued={"--test-reporter": "reporter", "--test-reporter-destination": "reporter-destination"},
+    scope_valued={"--test-name-pattern": "name", "--test-skip-pattern": "skip", "--test-shard": "shard"},
+    scope_flags={"--test-only": "only"},
+    valued=frozenset({"--test-concurrency", "--test-timeout", "--import", "--require", "-r", "--loader",
+                      "--experimental-loader", "--env-file", "--conditions", "-C"}),
+)
+
+
+def node(v: View, args: list[Word]) -> None:
+    """`node --test [files]` is node's test runner; any other node command is just a program."""
+    if not any(a.value == "--test" for a in args):
+        v.words = ["node"] + [a.text for a in args]
+        return
+    v.family = "node-test"
+    p = walk([a for a in args if a.value != "--test"], NODE_TEST)
+    _apply(v, ["node", "--test"], p)

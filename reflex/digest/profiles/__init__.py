@@ -9,7 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import cargotest, eslint, generic, gotest, jest, mypy, pytest, ruff, tsc, vitest
+from reflex.digest.profiles import (cargotest, eslint, generic, gotest, jest, mypy, nodetest, pytest, ruff, tsc,
+                                    vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -23,6 +24,7 @@ PROFILES: dict[str, Profile] = {
     "eslint": eslint.PROFILE,
     "ruff": ruff.PROFILE,
     "mypy": mypy.PROFILE,
+    "nodetest": nodetest.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -33,10 +35,12 @@ FAMILIES: dict[str, str] = {
     "go": "gotest",
     "cargo-test": "cargotest",
     "cargo": "cargotest",
+    "node-test": "nodetest",
 }
 
 # Order matters: more specific formats first.
-SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy")
+SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy",
+                                "nodetest")
 
 
 def sniff(raw: bytes) -> Profile:
