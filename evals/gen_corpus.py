@@ -207,9 +207,14 @@ CASES: list[Case] = [
          "dots, then failures by their own name only (no suite path is printed)"),
     Case("nodetest", "npm_test", NODE, "npm test", "the package's test script is `node --test`"),
     Case("nodetest", "one_file", NODE, "node --test --test-reporter=spec test/cart.test.js", held_out=True),
+    Case("exunit", "plain", EX, "mix test", "assertions, table rows, unicode, a crash, a failing setup_all"),
+    Case("exunit", "trace", EX, "mix test --trace", "one line per test, failures inline"),
+    Case("exunit", "max_failures", EX, "mix test --max-failures 2", "early stop (invalid tests count)"),
+    Case("exunit", "compile_error", EX, "mix test test_broken/checkout_test.exs",
+         "a test file that does not compile: no test runs"),
+    Case("exunit", "color", EX, "mix test --color test/cart_test.exs test/receipt_test.exs", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
-    Case("generic", "mix_test", EX, "mix test", "ExUnit: a test runner with no profile"),
 ]
 
 
@@ -240,6 +245,7 @@ FAMILY_TOOL = {
     "ruff": ("ruff", "ruff --version"),
     "mypy": ("mypy", "mypy --version"),
     "nodetest": ("node", "node --version"),
+    "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
 }
 
 
@@ -277,6 +283,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "tsc": ("node", "apt-get install nodejs npm"),
         "eslint": ("node", "apt-get install nodejs npm"),
         "nodetest": ("node", "apt-get install nodejs (node 20 or later: --test-reporter=junit)"),
+        "exunit": ("mix", "apt-get install elixir"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -599,6 +606,20 @@ def truth_mix(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, st
     reset_fixture(case, env)
     sh(cmd, case.cwd, env)
     t = empty_truth()
+    if not events.exists():
+        # No test ran: a file did not compile. Elixir's own parser says which, and where.
+        probe = ("for f <- System.argv(), do: (case Code.string_to_quoted(File.read!(f), file: f) do "
+                 "{:error, {meta, msg, tok}} -> IO.puts(Enum.join([f, meta[:line], inspect(msg), inspect(tok)], \"\\t\")); "
+                 "_ -> :ok end)")
+        files = [a for a in case.command.split()[2:] if a.endswith(".exs")] or [
+            str(p.relative_to(case.cwd)) for p in sorted((case.cwd / "test").rglob("*_test.exs"))]
+        out, _, _ = sh(f"elixir -e {shell_quote(probe)} {' '.join(files)}", case.cwd, env, merge=False)
+        for line in out.decode("utf-8", "replace").splitlines():
+            file = line.split("\t")[0]
+            t["collection_errors"].append(file)
+            t["errors"].append(file)
+        return finish_truth(t), "no ExUnit events (nothing ran); Code.string_to_quoted on the test files", cmd
+    invalid_modules = set()
     for line in events.read_text().splitlines():
         state, module, name, _file, _line = line.split("\t")
         tid = f"{module} {name}"
@@ -608,8 +629,10 @@ def truth_mix(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, st
             t["passed_count"] += 1
         elif state in ("skipped", "excluded"):
             t["skipped_count"] += 1
-        else:
+        else:  # invalid: its module's setup_all failed; ExUnit prints the module, not each test
             t["errors"].append(tid)
+            invalid_modules.add(module)
+    t["failed_units"] = sorted(invalid_modules)
     return finish_truth(t), "ExUnit formatter events (test/support/truth_formatter.exs)", cmd
 
 
@@ -654,7 +677,7 @@ def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, st
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
-    "nodetest": truth_nodetest,
+    "nodetest": truth_nodetest, "exunit": truth_mix,
 }
 
 

@@ -26,8 +26,9 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
                   "diagnostics", "collection_errors")
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
-FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest"}
-TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest"}
+FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
+            "exunit"}
+TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", ".pytest_cache", ".mypy_cache",
@@ -48,7 +49,7 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split(" ", 1)[1]
     if family in ("vitest", "jest", "nodetest"):
         return test_id.split(" > ")[-1]
-    if family == "generic":  # ExUnit: "Module test name"
+    if family in ("generic", "exunit"):  # ExUnit: "Module test name"
         return test_id.split(" ", 1)[1]
     return test_id
 

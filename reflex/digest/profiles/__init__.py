@@ -9,8 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, eslint, generic, gotest, jest, mypy, nodetest, pytest, ruff, tsc,
-                                    vitest)
+from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, jest, mypy, nodetest, pytest, ruff,
+                                    tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -25,6 +25,7 @@ PROFILES: dict[str, Profile] = {
     "ruff": ruff.PROFILE,
     "mypy": mypy.PROFILE,
     "nodetest": nodetest.PROFILE,
+    "exunit": exunit.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -36,11 +37,12 @@ FAMILIES: dict[str, str] = {
     "cargo-test": "cargotest",
     "cargo": "cargotest",
     "node-test": "nodetest",
+    "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
 }
 
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy",
-                                "nodetest")
+                                "nodetest", "exunit")
 
 
 def sniff(raw: bytes) -> Profile:
