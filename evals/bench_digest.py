@@ -138,7 +138,7 @@ def _units(truth):
 
 
 def rtk_recall(text, truth, family):
-    ids = truth["failed"] + _units(truth)
+    ids = truth["failed"] + truth.get("errored_tests", []) + _units(truth)
     strict = sum(1 for t in ids if t in text)
     lenient = sum(1 for t in ids if _name(t, family) in text)
     diag = 0
@@ -158,10 +158,10 @@ def ours_recall(dg, truth, family):
     text = dg.text
     if dg.passthrough:
         return 1.0 if truth["failed"] or truth["diagnostics"] else None  # the whole output is there
-    ids = truth["failed"] + _units(truth)
+    ids = truth["failed"] + truth.get("errored_tests", []) + _units(truth)
     lines = grammar.failure_lines(text)
     got = 0
-    for t in truth["failed"]:
+    for t in truth["failed"] + truth.get("errored_tests", []):
         if family == "generic" or truth.get("ids_printed") == "leaf":
             got += _name(t, family) in text
         else:

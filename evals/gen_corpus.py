@@ -138,7 +138,7 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
-NODE = "js_nodetest"
+NODE, RB = "js_nodetest", "rb_cart"
 
 CASES: list[Case] = [
     Case("pytest", "plain", PY1, "pytest", "default verbosity and traceback style"),
@@ -213,6 +213,16 @@ CASES: list[Case] = [
     Case("exunit", "compile_error", EX, "mix test test_broken/checkout_test.exs",
          "a test file that does not compile: no test runs"),
     Case("exunit", "color", EX, "mix test --color test/cart_test.exs test/receipt_test.exs", held_out=True),
+    Case("rspec", "progress", RB, "rspec", "assertions, table rows, unicode, a crash, a failing before(:context)"),
+    Case("rspec", "documentation", RB, "rspec --format documentation"),
+    Case("rspec", "fail_fast", RB, "rspec --fail-fast", "early stop"),
+    Case("rspec", "load_error", RB, "rspec spec spec_broken", "a spec file that does not parse: nothing runs"),
+    Case("rspec", "color", RB, "rspec --force-color --format progress spec/cart_spec.rb", held_out=True),
+    Case("minitest", "plain", RB, "ruby -Itest test/test_cart.rb --seed 1",
+         "assertions, table rows (define_method), unicode, a crash, a failing setup"),
+    Case("minitest", "verbose", RB, "ruby -Itest test/test_cart.rb --seed 1 -v"),
+    Case("minitest", "rake", RB, "rake test TESTOPTS=--seed=1", "through Rake::TestTask"),
+    Case("minitest", "name_filter", RB, "ruby -Itest test/test_cart.rb --seed 3 -n /ten/", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -246,6 +256,8 @@ FAMILY_TOOL = {
     "mypy": ("mypy", "mypy --version"),
     "nodetest": ("node", "node --version"),
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
+    "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
+    "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
 }
 
 
@@ -284,6 +296,8 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "eslint": ("node", "apt-get install nodejs npm"),
         "nodetest": ("node", "apt-get install nodejs (node 20 or later: --test-reporter=junit)"),
         "exunit": ("mix", "apt-get install elixir"),
+        "rspec": ("rspec", "apt-get install ruby-rspec"),
+        "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -674,10 +688,56 @@ def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, st
     return finish_truth(t), "node --test --test-reporter=junit (suite nesting gives the id path)", cmd
 
 
+def truth_rspec(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    out_file = tmp / "rspec.json"
+    args = re.sub(r" --(?:force-color|format \S+)", "", case.command)
+    cmd = f"{args} --format json --out {out_file}"
+    sh(cmd, case.cwd, env)
+    report = json.loads(out_file.read_text())
+    t = empty_truth()
+    for ex in report["examples"]:
+        if ex["status"] == "failed":
+            t["failed"].append(ex["full_description"])
+        elif ex["status"] == "passed":
+            t["passed_count"] += 1
+        else:
+            t["skipped_count"] += 1
+    if report.get("summary", {}).get("errors_outside_of_examples_count"):
+        # The report counts them and keeps RSpec's own message; the file is named in that message.
+        for msg in report.get("messages", []):
+            m = re.search(r"An error occurred while loading \./(\S+?)\.?\n", msg)
+            if m:
+                t["collection_errors"].append(m.group(1))
+                t["errors"].append(m.group(1))
+    return finish_truth(t), "rspec --format json (examples; load errors from the report's messages)", cmd
+
+
+def truth_minitest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    events = tmp / "minitest.tsv"
+    cmd = f"CORPUS_TRUTH_FILE={events} {case.command}"
+    if case.command.startswith("rake"):
+        cmd = f"CORPUS_TRUTH_FILE={events} {case.command}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for line in events.read_text().splitlines():
+        state, tid, _loc = line.split("\t")
+        if state == "failed":
+            t["failed"].append(tid)
+        elif state == "error":  # an exception in the test or its setup: minitest's "Error"
+            t["errors"].append(tid)
+            t.setdefault("errored_tests", []).append(tid)
+        elif state == "passed":
+            t["passed_count"] += 1
+        else:
+            t["skipped_count"] += 1
+    t["errored_tests"] = sorted(t.get("errored_tests", []))
+    return finish_truth(t), "Minitest reporter events (test/minitest/corpus_truth_plugin.rb)", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
-    "nodetest": truth_nodetest, "exunit": truth_mix,
+    "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
 }
 
 

@@ -142,10 +142,11 @@ def test_facts_match_truth(meta_path):
     assert facts.recognized
     ids = [f.id for f in facts.failures]
     leaf = truth.get("ids_printed") == "leaf"  # the output names tests without their suites
-    for t in truth["failed"]:
+    errored = truth.get("errored_tests", [])  # tests that raised (minitest's Error blocks)
+    for t in truth["failed"] + errored:
         assert any(i == t or i.endswith("/" + t) or (leaf and t.endswith(" > " + i)) for i in ids), t
     # pytest 9 subtests: each failing subtest is listed besides the test that contains it.
-    assert len(facts.failures) == len(truth["failed"]) + truth.get("subtests_failed", 0)
+    assert len(facts.failures) == len(truth["failed"]) + len(errored) + truth.get("subtests_failed", 0)
     wheres = [b.where for b in facts.build_errors]
     for c in truth["collection_errors"]:
         assert c in wheres
@@ -165,7 +166,7 @@ def test_facts_match_truth(meta_path):
         ), d
     assert len(facts.diagnostics) == len(truth["diagnostics"])
     reported = facts.counts.reported()
-    if "failed" in reported:
+    if "failed" in reported and not errored:
         # pytest counts each failing subtest as one more failure; node counts tests cancelled by a
         # failed hook apart from the failed ones (its junit report lists both as failures).
         assert reported["failed"] + reported.get("cancelled", 0) == truth["failed_count"] + truth.get("subtests_failed", 0)
@@ -199,10 +200,11 @@ def test_census_complete_in_every_density(meta_path, density):
         assert names_shown or " not shown: ctx get r:" in text or left_out
         return
     lines = failure_lines(text)
+    named = truth["failed"] + truth.get("errored_tests", [])
     if truth.get("ids_printed") == "leaf":
-        missing = [t for t in truth["failed"] if not listed(t.rsplit(" > ", 1)[-1], lines)]
+        missing = [t for t in named if not listed(t.rsplit(" > ", 1)[-1], lines)]
     else:
-        missing = [t for t in truth["failed"] if not listed(t, lines)]
+        missing = [t for t in named if not listed(t, lines)]
     if missing:
         assert left_out.get("failures", 0) >= len(missing), (missing, left_out)
         assert dg.truncated

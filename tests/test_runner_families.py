@@ -30,9 +30,13 @@ RUNNERS = {
     "node --test --test-reporter=spec test/": ("node-test", "nodetest"),
     "mix test": ("mix", "exunit"),
     "mix test test/cart_test.exs:12 --trace": ("mix", "exunit"),
+    "rspec": ("rspec", "rspec"),
+    "bundle exec rspec spec/cart_spec.rb --fail-fast": ("rspec", "rspec"),
+    "ruby -Itest test/test_cart.rb --seed 1": ("minitest", "minitest"),
+    "bin/rails test test/models": ("minitest", "minitest"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -46,7 +50,8 @@ def test_node_without_test_is_not_a_runner():
     assert signature("node server.js").family == "other"
 
 
-@pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get"])
+@pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
+                                     "rails server", "rake db:migrate"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

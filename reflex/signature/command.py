@@ -35,6 +35,9 @@ _DISPATCH = {
     "gradle": runners.gradle, "gradlew": runners.gradle,
     "mvn": runners.maven, "mvnw": runners.maven,
     "node": lambda v, n, a: runners.node(v, a),
+    "rspec": lambda v, n, a: runners.rspec(v, a),
+    "ruby": lambda v, n, a: runners.ruby(v, a),
+    "rake": runners.rake_or_rails, "rails": runners.rake_or_rails,
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
@@ -124,7 +127,7 @@ def _dispatch(v: View, words: list[Word]) -> None:
     name = words[0].value
     args = words[1:]
     fn = _DISPATCH.get(name)
-    if fn is None and name.endswith(("/gradlew", "/mvnw")):
+    if fn is None and name.endswith(("/gradlew", "/mvnw", "bin/rails", "bin/rspec", "bin/rake")):
         fn = _DISPATCH[name.rsplit("/", 1)[1]]   # ./gradlew stays ./gradlew: it is the project's wrapper
     if fn is not None:
         fn(v, words[0].text, args)

@@ -629,3 +629,63 @@ def node(v: View, args: list[Word]) -> None:
     v.family = "node-test"
     p = walk([a for a in args if a.value != "--test"], NODE_TEST)
     _apply(v, ["node", "--test"], p)
+
+
+# ---------------------------------------------------------------- Ruby
+
+RSPEC = Spec(
+    display={"--color": ("color", "yes"), "--no-color": ("color", "no"), "--force-color": ("color", "yes"),
+             "-b": ("backtrace", "full"), "--backtrace": ("backtrace", "full"), "-w": ("warnings", ""),
+             "--profile": ("profile", ""), "-p": ("profile", "")},
+    display_valued={"-f": "format", "--format": "format", "-o": "out", "--out": "out"},
+    attached={"-f": ("format", "display")},
+    scope_flags={"--fail-fast": "exitfirst", "--only-failures": "last-failed", "--next-failure": "last-failed"},
+    scope_valued={"-e": "name", "--example": "name", "-t": "marker", "--tag": "marker", "--seed": "seed",
+                  "--order": "order"},
+    valued=frozenset({"-r", "--require", "-I", "--default-path", "-P", "--pattern", "--exclude-pattern"}),
+)
+MINITEST = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "-p": ("pride", ""), "--pride": ("pride", "")},
+    scope_valued={"-n": "name", "--name": "name", "-e": "skip", "--exclude": "skip", "-s": "seed",
+                  "--seed": "seed"},
+    valued=frozenset(),
+)
+_RUBY_TEST = ("test_", "_test.rb", "/test/", "test/")
+
+
+def rspec(v: View, args: list[Word]) -> None:
+    v.family = "rspec"
+    p = walk(args, RSPEC)
+    _apply(v, ["rspec"], p)
+
+
+def ruby(v: View, args: list[Word]) -> None:
+    """`ruby [-Itest] test/test_x.rb [minitest options]`: a Minitest file when the script is a test."""
+    i = 0
+    head = ["ruby"]
+    while i < len(args) and args[i].value.startswith("-"):
+        head.append(args[i].text)
+        i += 2 if args[i].value in ("-I", "-r") else 1
+        if args[i - 1].value in ("-I", "-r"):
+            head.append(args[i - 1].text)
+    script = args[i].value if i < len(args) else ""
+    name = script.rsplit("/", 1)[-1]
+    if not (name.startswith("test_") or name.endswith("_test.rb") or script.startswith("test/")
+            or "/test/" in script):
+        v.words = ["ruby"] + [a.text for a in args]
+        return
+    v.family = "minitest"
+    p = walk(args[i + 1:], MINITEST)
+    _apply(v, head + [args[i].text], p)
+
+
+def rake_or_rails(v: View, name: str, args: list[Word]) -> None:
+    """`rake test` / `rails test` run Minitest; other tasks are not test runs."""
+    task = next((a.value for a in args if not a.value.startswith("-")), "")
+    v.subcommand = task
+    if task.split(":")[0] != "test":
+        v.words = [name] + [a.text for a in args]
+        return
+    v.family = "minitest"
+    p = walk([a for a in args if a.value != task], MINITEST)
+    _apply(v, [name, task], p)

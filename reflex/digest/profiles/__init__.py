@@ -9,8 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, jest, mypy, nodetest, pytest, ruff,
-                                    tsc, vitest)
+from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, jest, minitest, mypy, nodetest,
+                                    pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -26,6 +26,8 @@ PROFILES: dict[str, Profile] = {
     "mypy": mypy.PROFILE,
     "nodetest": nodetest.PROFILE,
     "exunit": exunit.PROFILE,
+    "rspec": rspec.PROFILE,
+    "minitest": minitest.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -42,7 +44,7 @@ FAMILIES: dict[str, str] = {
 
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy",
-                                "nodetest", "exunit")
+                                "nodetest", "exunit", "rspec", "minitest")
 
 
 def sniff(raw: bytes) -> Profile:
