@@ -161,7 +161,7 @@ def ours_recall(dg, truth, family):
     ids = truth["failed"] + truth.get("errored_tests", []) + _units(truth)
     lines = grammar.failure_lines(text)
     got = 0
-    for t in truth["failed"] + truth.get("errored_tests", []):
+    for t in truth.get("display_ids") or truth["failed"] + truth.get("errored_tests", []):
         if family == "generic" or truth.get("ids_printed") == "leaf":
             got += _name(t, family) in text
         else:

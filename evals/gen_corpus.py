@@ -138,7 +138,7 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
-NODE, RB = "js_nodetest", "rb_cart"
+NODE, RB, PHP = "js_nodetest", "rb_cart", "php_cart"
 
 CASES: list[Case] = [
     Case("pytest", "plain", PY1, "pytest", "default verbosity and traceback style"),
@@ -223,6 +223,12 @@ CASES: list[Case] = [
     Case("minitest", "verbose", RB, "ruby -Itest test/test_cart.rb --seed 1 -v"),
     Case("minitest", "rake", RB, "rake test TESTOPTS=--seed=1", "through Rake::TestTask"),
     Case("minitest", "name_filter", RB, "ruby -Itest test/test_cart.rb --seed 3 -n /ten/", held_out=True),
+    Case("phpunit", "plain", PHP, "phpunit", "assertions, data-provider rows, unicode, a TypeError, "
+         "a failing setUpBeforeClass"),
+    Case("phpunit", "testdox", PHP, "phpunit --testdox", "prettified names (ids as printed)"),
+    Case("phpunit", "stop_on_failure", PHP, "phpunit --stop-on-failure", "early stop"),
+    Case("phpunit", "parse_error", PHP, "phpunit tests_broken", "a test file that does not parse: PHP fatal"),
+    Case("phpunit", "colors", PHP, "phpunit --colors=always --filter Cart", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -257,6 +263,7 @@ FAMILY_TOOL = {
     "nodetest": ("node", "node --version"),
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
+    "phpunit": ("phpunit", "phpunit --version | head -1; php --version | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
 }
 
@@ -298,6 +305,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "exunit": ("mix", "apt-get install elixir"),
         "rspec": ("rspec", "apt-get install ruby-rspec"),
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
+        "phpunit": ("phpunit", "apt-get install phpunit"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -734,10 +742,58 @@ def truth_minitest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, st
     return finish_truth(t), "Minitest reporter events (test/minitest/corpus_truth_plugin.rb)", cmd
 
 
+def testdox_name(cls: str, method: str) -> str:
+    """PHPUnit 9's NamePrettifier, as --testdox prints a test: `Cart > Ten takes ten percent off`."""
+    name, _, data = method.partition(" with data set ")
+    name = name[4:] if name.startswith("test") else name
+    if "_" in name:
+        words = name.replace("_", " ").strip()
+    else:
+        words = re.sub(r"(?<!^)([A-Z])", lambda m: " " + m.group(1).lower(), name)
+    words = words[:1].upper() + words[1:]
+    label = cls[:-4] if cls.endswith("Test") else cls
+    return f"{label} > {words}" + (f" with data set {data}" if data else "")
+
+
+def truth_phpunit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    xml = tmp / "phpunit.xml"
+    base = re.sub(r" --(?:testdox|colors=\S+)", "", case.command)
+    cmd = f"{base} --log-junit {xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    if not xml.exists():  # PHP stopped before any test: its own linter names the file and line
+        for path in sorted((case.cwd / case.command.split()[-1]).rglob("*.php")):
+            out, _, rc = sh(f"php -l {path.relative_to(case.cwd)}", case.cwd, env)
+            if rc != 0:
+                t["collection_errors"].append(str(path.relative_to(case.cwd)))
+                t["errors"].append(str(path.relative_to(case.cwd)))
+        return finish_truth(t), "no JUnit log (PHP fatal before any test); php -l on the test files", cmd
+    display = []
+    for _suites, tc in junit_cases(xml):
+        tid = f"{tc.get('class') or tc.get('classname')}::{tc.get('name')}"
+        if tc.find("failure") is not None:
+            t["failed"].append(tid)
+        elif tc.find("error") is not None:
+            t["errors"].append(tid)
+            t.setdefault("errored_tests", []).append(tid)
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
+            continue
+        if "--testdox" in case.command and tc.find("skipped") is None:
+            display.append(testdox_name(tc.get("class") or "", tc.get("name") or ""))
+    t["errored_tests"] = sorted(t.get("errored_tests", []))
+    if "--testdox" in case.command:
+        t["display_ids"] = sorted(display)  # ids as --testdox prints them (PHPUnit's name prettifier)
+    return finish_truth(t), "phpunit --log-junit (PHP fatal: php -l)", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
+    "phpunit": truth_phpunit,
 }
 
 

@@ -34,9 +34,11 @@ RUNNERS = {
     "bundle exec rspec spec/cart_spec.rb --fail-fast": ("rspec", "rspec"),
     "ruby -Itest test/test_cart.rb --seed 1": ("minitest", "minitest"),
     "bin/rails test test/models": ("minitest", "minitest"),
+    "phpunit": ("phpunit", "phpunit"),
+    "vendor/bin/phpunit --testdox --filter Cart": ("phpunit", "phpunit"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))

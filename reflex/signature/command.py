@@ -38,6 +38,7 @@ _DISPATCH = {
     "rspec": lambda v, n, a: runners.rspec(v, a),
     "ruby": lambda v, n, a: runners.ruby(v, a),
     "rake": runners.rake_or_rails, "rails": runners.rake_or_rails,
+    "phpunit": runners.phpunit,
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
@@ -127,7 +128,8 @@ def _dispatch(v: View, words: list[Word]) -> None:
     name = words[0].value
     args = words[1:]
     fn = _DISPATCH.get(name)
-    if fn is None and name.endswith(("/gradlew", "/mvnw", "bin/rails", "bin/rspec", "bin/rake")):
+    if fn is None and name.endswith(("/gradlew", "/mvnw", "bin/rails", "bin/rspec", "bin/rake",
+                                              "bin/phpunit")):
         fn = _DISPATCH[name.rsplit("/", 1)[1]]   # ./gradlew stays ./gradlew: it is the project's wrapper
     if fn is not None:
         fn(v, words[0].text, args)

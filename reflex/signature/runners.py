@@ -689,3 +689,23 @@ def rake_or_rails(v: View, name: str, args: list[Word]) -> None:
     v.family = "minitest"
     p = walk([a for a in args if a.value != task], MINITEST)
     _apply(v, [name, task], p)
+
+
+# ---------------------------------------------------------------- PHP
+
+PHPUNIT = Spec(
+    display={"--testdox": ("format", "testdox"), "--teamcity": ("format", "teamcity"), "--debug": ("debug", ""),
+             "-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "--no-progress": ("progress", "no")},
+    display_valued={"--colors": "color", "--log-junit": "log", "--testdox-html": "log", "--testdox-text": "log",
+                    "--printer": "printer"},
+    scope_flags={"--stop-on-failure": "exitfirst", "--stop-on-error": "exitfirst", "--stop-on-defect": "exitfirst"},
+    scope_valued={"--filter": "name", "--group": "marker", "--exclude-group": "skip", "--testsuite": "package"},
+    valued=frozenset({"-c", "--configuration", "--bootstrap", "--cache-result-file", "--coverage-clover",
+                      "--coverage-html", "--coverage-text", "--include-path", "-d"}),
+)
+
+
+def phpunit(v: View, name: str, args: list[Word]) -> None:
+    v.family = "phpunit"
+    p = walk(args, PHPUNIT)
+    _apply(v, [name], p)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, jest, minitest, mypy, nodetest,
-                                    pytest, rspec, ruff, tsc, vitest)
+                                    phpunit, pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -28,6 +28,7 @@ PROFILES: dict[str, Profile] = {
     "exunit": exunit.PROFILE,
     "rspec": rspec.PROFILE,
     "minitest": minitest.PROFILE,
+    "phpunit": phpunit.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -44,7 +45,8 @@ FAMILIES: dict[str, str] = {
 
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy",
-                                "nodetest", "exunit", "rspec", "minitest")
+                                "nodetest", "exunit", "rspec", "minitest",
+                                "phpunit")
 
 
 def sniff(raw: bytes) -> Profile:
