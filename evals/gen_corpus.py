@@ -126,6 +126,9 @@ class Case:
     # Generated and scored but never looked at while the profiles were written: the benchmark
     # reports these separately, as the estimate of how the profiles do on unseen output.
     held_out: bool = False
+    # Run (not recorded) before the case and before its truth run: e.g. compiling the tests that a
+    # runner with no build step of its own (the JUnit console launcher) then loads.
+    prepare: str = ""
 
     @property
     def cwd(self) -> Path:
@@ -138,7 +141,11 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
-NODE, RB, PHP = "js_nodetest", "rb_cart", "php_cart"
+NODE, RB, PHP, JAVA = "js_nodetest", "rb_cart", "php_cart", "java_cart"
+JUNIT_JAR = "/usr/share/java/junit-platform-console-standalone.jar"  # Debian's junit5 package
+JAVAC = (f"mkdir -p classes && javac -encoding UTF-8 -d classes -cp {JUNIT_JAR} "
+         "src/main/java/cart/*.java src/test/java/cart/*.java")
+JUNIT = f"java -jar {JUNIT_JAR} -cp classes"
 
 CASES: list[Case] = [
     Case("pytest", "plain", PY1, "pytest", "default verbosity and traceback style"),
@@ -229,6 +236,15 @@ CASES: list[Case] = [
     Case("phpunit", "stop_on_failure", PHP, "phpunit --stop-on-failure", "early stop"),
     Case("phpunit", "parse_error", PHP, "phpunit tests_broken", "a test file that does not parse: PHP fatal"),
     Case("phpunit", "colors", PHP, "phpunit --colors=always --filter Cart", held_out=True),
+    Case("junit", "tree", JAVA, f"{JUNIT} --select-package cart",
+         "the launcher's default tree (ANSI colours even into a pipe); a failing @BeforeAll, "
+         "@ParameterizedTest rows, @DisplayName with unicode, a NullPointerException", prepare=JAVAC),
+    Case("junit", "flat", JAVA, f"{JUNIT} --select-package cart --details=flat --disable-banner",
+         "one Started/Finished event per node, no Failures list", prepare=JAVAC),
+    Case("junit", "summary", JAVA, f"{JUNIT} --select-package cart --details=summary --disable-banner",
+         prepare=JAVAC),
+    Case("junit", "one_class", JAVA, f"{JUNIT} --select-class cart.CartTest --disable-ansi-colors",
+         prepare=JAVAC, held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -240,7 +256,7 @@ CASES: list[Case] = [
 def reset_fixture(case: Case, env: dict[str, str]) -> None:
     """Clear every cache that changes what the next run prints (test order, "(cached)", compile lines)."""
     d = case.cwd
-    for sub in (".pytest_cache", ".mypy_cache", ".ruff_cache", "target", "_build", "build",
+    for sub in (".pytest_cache", ".mypy_cache", ".ruff_cache", "target", "_build", "build", "classes",
                 "node_modules/.vite", "node_modules/.cache", "coverage"):
         shutil.rmtree(d / sub, ignore_errors=True)
     for pycache in d.rglob("__pycache__"):
@@ -264,6 +280,8 @@ FAMILY_TOOL = {
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
     "phpunit": ("phpunit", "phpunit --version | head -1; php --version | head -1"),
+    "junit": ("java", f"java -jar {JUNIT_JAR} --version 2>&1 | grep -i 'junit platform' | head -1; "
+                      "java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
 }
 
@@ -306,6 +324,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "rspec": ("rspec", "apt-get install ruby-rspec"),
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
+        "junit": ("javac", "apt-get install default-jdk-headless junit5"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -314,6 +333,8 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         exe = need[family]
     if shutil.which(exe[0], path=env["PATH"]) is None:
         return f"{exe[0]} not found ({exe[1]})"
+    if family == "junit" and not Path(JUNIT_JAR).exists():
+        return f"{JUNIT_JAR} not found (apt-get install junit5)"
     if fixture == TS and not (FIXTURES / TS / "node_modules" / ".bin").is_dir():
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / TS, env, merge=False)
         if rc != 0:
@@ -789,11 +810,52 @@ def truth_phpunit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str
     return finish_truth(t), "phpunit --log-junit (PHP fatal: php -l)", cmd
 
 
+def truth_junit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    reports = tmp / "junit-reports"
+    base = re.sub(r" --(?:details=\S+|disable-banner|disable-ansi-colors)", "", case.command)
+    cmd = f"{base} --disable-banner --details=none --reports-dir {reports}"
+    sh(case.prepare, case.cwd, env)
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    by_class: dict[str, list[tuple[str, ET.Element]]] = {}
+    for xml in sorted(reports.glob("TEST-*.xml")):
+        for _suites, tc in junit_cases(xml):
+            out = tc.find("system-out")
+            text = out.text or "" if out is not None else ""
+            display = re.search(r"display-name: (.*)", text)
+            method = (tc.get("name") or "").split("(")[0]
+            invocation = "test-template-invocation" in text
+            tid = f"{tc.get('classname')}#{method}" + (f" [{display.group(1).strip()}]" if invocation and display else "")
+            by_class.setdefault(tc.get("classname") or "", []).append((tid, tc))
+    for cls, cases in by_class.items():
+        errors = [tc.find("error") for _tid, tc in cases]
+        # A class-level callback (@BeforeAll) that failed: the legacy XML report gives each of the
+        # class's tests the same <error>; the console names the class, not the tests.
+        if all(e is not None for e in errors) and len({(e.get("message"), e.get("type")) for e in errors}) == 1 \
+                and len(cases) > 1:
+            t["failed_units"] = sorted({*t.get("failed_units", []), cls})
+            t["errors"] += [tid for tid, _tc in cases]
+            continue
+        for tid, tc in cases:
+            if tc.find("failure") is not None:
+                t["failed"].append(tid)
+            elif tc.find("error") is not None:
+                t["errors"].append(tid)
+                t.setdefault("errored_tests", []).append(tid)
+            elif tc.find("skipped") is not None:
+                t["skipped_count"] += 1
+            else:
+                t["passed_count"] += 1
+    t["errored_tests"] = sorted(t.get("errored_tests", []))
+    return finish_truth(t), ("JUnit Platform legacy XML reports (--reports-dir); a class whose every test "
+                             "carries one identical <error> is a class-level failure"), cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
-    "phpunit": truth_phpunit,
+    "phpunit": truth_phpunit, "junit": truth_junit,
 }
 
 
@@ -851,6 +913,8 @@ def generate(case: Case, env: dict[str, str], version: str, rtk_version: str | N
     case_dir.mkdir(parents=True)
     run_env = dict(env, **case.env)
     reset_fixture(case, run_env)
+    if case.prepare:
+        sh(case.prepare, case.cwd, run_env)
     raw, _, rc = sh(case.command, case.cwd, run_env)
     (case_dir / "output.txt").write_bytes(raw)
     with tempfile.TemporaryDirectory(prefix="truth-", dir=env["TMPDIR"]) as tmp:

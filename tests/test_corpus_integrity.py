@@ -27,12 +27,12 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit"}
+            "exunit", "rspec", "minitest", "phpunit", "junit"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit"}
+                 "phpunit", "junit"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
-GENERATED_DIRS = {"node_modules", "target", "_build", "build", ".pytest_cache", ".mypy_cache",
+GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
                   ".ruff_cache", "__pycache__"}
 
 CASE_DIRS = sorted(p.parent for p in CORPUS.glob("*/*/meta.json"))
@@ -54,6 +54,8 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split(" ", 1)[1]
     if family == "minitest":  # Class#test_name
         return test_id.split("#", 1)[1]
+    if family == "junit":  # class#method [display name]
+        return test_id.split("#", 1)[1].split(" [", 1)[-1].rstrip("]")
     if family == "phpunit":  # Class::method[ with data set "x"]
         return test_id.split("::", 1)[1].split(" with data set ")[0]
     return test_id

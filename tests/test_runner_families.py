@@ -36,9 +36,11 @@ RUNNERS = {
     "bin/rails test test/models": ("minitest", "minitest"),
     "phpunit": ("phpunit", "phpunit"),
     "vendor/bin/phpunit --testdox --filter Cart": ("phpunit", "phpunit"),
+    "java -jar junit-platform-console-standalone.jar -cp classes --select-package cart": ("junit", "junit"),
+    "java -cp lib/* org.junit.platform.console.ConsoleLauncher --select-class a.BTest": ("junit", "junit"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -53,7 +55,7 @@ def test_node_without_test_is_not_a_runner():
 
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
-                                     "rails server", "rake db:migrate"])
+                                     "rails server", "rake db:migrate", "java -jar app.jar"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -39,6 +39,7 @@ _DISPATCH = {
     "ruby": lambda v, n, a: runners.ruby(v, a),
     "rake": runners.rake_or_rails, "rails": runners.rake_or_rails,
     "phpunit": runners.phpunit,
+    "java": lambda v, n, a: runners.java(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }

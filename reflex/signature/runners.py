@@ -709,3 +709,32 @@ def phpunit(v: View, name: str, args: list[Word]) -> None:
     v.family = "phpunit"
     p = walk(args, PHPUNIT)
     _apply(v, [name], p)
+
+
+# ---------------------------------------------------------------- JVM
+
+JUNIT_CONSOLE = Spec(
+    display={"--disable-banner": ("banner", "no"), "--disable-ansi-colors": ("color", "no"),
+             "--fail-if-no-tests": ("fail-if-no-tests", "")},
+    display_valued={"--details": "details", "--details-theme": "theme", "--reports-dir": "reports"},
+    scope_valued={"--select-class": "name", "-c": "name", "--select-method": "name", "-m": "name",
+                  "--select-package": "package", "-p": "package", "--include-tag": "marker", "-t": "marker",
+                  "--exclude-tag": "skip", "-T": "skip", "--select": "name", "--scan-classpath": "path",
+                  "--include-classname": "name", "-n": "name"},
+    valued=frozenset({"-cp", "--classpath", "--class-path", "--config"}),
+)
+
+
+def java(v: View, args: list[Word]) -> None:
+    """`java -jar junit-platform-console-standalone.jar …` or `java … ConsoleLauncher …`: JUnit 5."""
+    at = next((k for k, a in enumerate(args) if "junit-platform-console" in a.value
+               or a.value.endswith("ConsoleLauncher")), None)
+    if at is None:
+        v.words = ["java"] + [a.text for a in args]
+        return
+    v.family = "junit"
+    rest = args[at + 1:]
+    if rest and rest[0].value in ("execute", "discover"):
+        rest = rest[1:]
+    p = walk(rest, JUNIT_CONSOLE)
+    _apply(v, ["java"] + [a.text for a in args[:at + 1]], p)
