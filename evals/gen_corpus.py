@@ -162,6 +162,12 @@ CASES: list[Case] = [
          "collection error plus failures"),
     Case("pytest", "pass", PY2, "pytest -q toolz/tests/test_dicttoolz.py toolz/tests/test_functoolz.py",
          "all pass, one skip"),
+    # inflection parametrizes over a set: without a fixed hash seed the two workers collect the
+    # cases in different orders and xdist refuses to run ("Different tests were collected").
+    Case("pytest", "xdist", PY1, "pytest -n 2", "pytest-xdist: two workers, results interleaved",
+         env={"PYTHONHASHSEED": "0"}),
+    Case("pytest", "xdist_verbose", PY1, "pytest -n 2 -v", "pytest-xdist: [gwN] result lines",
+         env={"PYTHONHASHSEED": "0"}, held_out=True),
     Case("pytest", "short_summary", PY3, "pytest -q --tb=no -rf test_table.py",
          "111 failing table rows, only `FAILED id - msg` lines (no detail blocks)"),
     Case("pytest", "subtests", PY3, "pytest -q test_subtests.py", "pytest 9 subtests: SUBFAILED lines"),
@@ -175,6 +181,12 @@ CASES: list[Case] = [
     Case("go", "testmain", GO, "go test -tags mainfail ./...",
          "slug's TestMain exits 1 before any test runs: a package that fails with no failing test"),
     Case("go", "testmain_json", GO, "go test -json -tags mainfail ./...", held_out=True),
+    Case("gotestsum", "pkgname", GO, "gotestsum -- ./...", "gotestsum's default format"),
+    Case("gotestsum", "testname", GO, "gotestsum --format testname -- -tags broken ./...",
+         "one package does not compile (=== Errors)"),
+    Case("gotestsum", "dots_testmain", GO, "gotestsum --format dots -- -tags mainfail ./...",
+         "a package whose TestMain exits 1 (=== FAIL: pkg with no test)"),
+    Case("gotestsum", "verbose", GO, "gotestsum --format standard-verbose -- ./...", held_out=True),
     Case("cargo", "plain", RS, "cargo test", "stops after the first failing test binary"),
     Case("cargo", "no_fail_fast", RS, "cargo test --no-fail-fast", "unit, integration and doc tests"),
     Case("cargo", "quiet", RS, "cargo test --no-fail-fast -q"),
@@ -261,7 +273,7 @@ def reset_fixture(case: Case, env: dict[str, str]) -> None:
         shutil.rmtree(d / sub, ignore_errors=True)
     for pycache in d.rglob("__pycache__"):
         shutil.rmtree(pycache, ignore_errors=True)
-    gocache = Path(env["HOME"]) / "gocache"
+    gocache = Path(env["HOME"]) / "gocache"  # gotestsum runs go test: the same cache
     shutil.rmtree(gocache, ignore_errors=True)
     env["GOCACHE"] = str(gocache)
 
@@ -277,6 +289,7 @@ FAMILY_TOOL = {
     "ruff": ("ruff", "ruff --version"),
     "mypy": ("mypy", "mypy --version"),
     "nodetest": ("node", "node --version"),
+    "gotestsum": ("gotestsum", "gotestsum --version; go version"),
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
     "phpunit": ("phpunit", "phpunit --version | head -1; php --version | head -1"),
@@ -321,6 +334,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "eslint": ("node", "apt-get install nodejs npm"),
         "nodetest": ("node", "apt-get install nodejs (node 20 or later: --test-reporter=junit)"),
         "exunit": ("mix", "apt-get install elixir"),
+        "gotestsum": ("gotestsum", "apt-get install gotestsum golang-go"),
         "rspec": ("rspec", "apt-get install ruby-rspec"),
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
@@ -851,11 +865,27 @@ def truth_junit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
                              "carries one identical <error> is a class-level failure"), cmd
 
 
+def truth_gotestsum(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """go test -json on the same go test arguments; ids as gotestsum prints them (module prefix off)."""
+    go_args = case.command.split(" -- ", 1)[1] if " -- " in case.command else "./..."
+    t, source, cmd = truth_go(dataclasses.replace(case, command=f"go test {go_args}"), env, tmp)
+    module = re.search(r"^module (\S+)", (case.cwd / "go.mod").read_text(), re.M).group(1)
+
+    def short(name: str) -> str:
+        return name[len(module) + 1:] if name.startswith(module + "/") else name
+
+    t["display_ids"] = sorted(short(f) for f in t["failed"])
+    t["collection_errors"] = sorted(short(c) for c in t["collection_errors"])
+    t["failed_units"] = sorted(short(u) for u in t.get("failed_units", []))
+    return t, source + "; packages relative to the module, as gotestsum prints them", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
+    "gotestsum": truth_gotestsum,
 }
 
 

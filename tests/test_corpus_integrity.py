@@ -27,9 +27,9 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit", "junit"}
+            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit", "junit"}
+                 "phpunit", "junit", "gotestsum"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
@@ -46,7 +46,7 @@ def leaf_name(family: str, test_id: str) -> str:
     """The part of a truth id that the tool prints in its own human output."""
     if family == "pytest":
         return test_id.split("::")[-1]
-    if family == "go":
+    if family in ("go", "gotestsum"):
         return test_id.split(" ", 1)[1]
     if family in ("vitest", "jest", "nodetest"):
         return test_id.split(" > ")[-1]

@@ -38,9 +38,11 @@ RUNNERS = {
     "vendor/bin/phpunit --testdox --filter Cart": ("phpunit", "phpunit"),
     "java -jar junit-platform-console-standalone.jar -cp classes --select-package cart": ("junit", "junit"),
     "java -cp lib/* org.junit.platform.console.ConsoleLauncher --select-class a.BTest": ("junit", "junit"),
+    "gotestsum -- ./...": ("gotestsum", "gotestsum"),
+    "gotestsum --format testname -- -run TestWrap ./wordwrap/": ("gotestsum", "gotestsum"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))

@@ -40,6 +40,7 @@ _DISPATCH = {
     "rake": runners.rake_or_rails, "rails": runners.rake_or_rails,
     "phpunit": runners.phpunit,
     "java": lambda v, n, a: runners.java(v, a),
+    "gotestsum": lambda v, n, a: runners.gotestsum(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }

@@ -738,3 +738,26 @@ def java(v: View, args: list[Word]) -> None:
         rest = rest[1:]
     p = walk(rest, JUNIT_CONSOLE)
     _apply(v, ["java"] + [a.text for a in args[:at + 1]], p)
+
+
+GOTESTSUM = Spec(
+    display_valued={"--format": "format", "-f": "format", "--jsonfile": "log", "--junitfile": "log",
+                    "--hide-summary": "summary", "--format-hide-empty-pkg": "format"},
+    display={"--no-color": ("color", "no"), "--format-icons": ("icons", "")},
+    scope_valued={"--rerun-fails": "rerun", "--packages": "package"},
+    valued=frozenset({"--raw-command", "--post-run-command", "--watch", "--max-fails", "--rerun-fails-max-failures",
+                      "--rerun-fails-report", "--junitfile-testsuite-name", "--junitfile-testcase-classname"}),
+)
+
+
+def gotestsum(v: View, args: list[Word]) -> None:
+    """`gotestsum [opts] [-- go test args]`: go test under gotestsum's formatter."""
+    v.family = "gotestsum"
+    dd = next((k for k, a in enumerate(args) if a.value == "--"), len(args))
+    p = walk(args[:dd], GOTESTSUM)
+    q = walk(args[dd + 1:], GO_TEST) if dd < len(args) else None
+    tail = (["--"] + q.kept) if q and q.kept else []
+    if q:
+        p.scope.extend(q.scope)
+        p.decorations.extend(q.decorations)
+    _apply(v, ["gotestsum"], p, tail)

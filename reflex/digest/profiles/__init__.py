@@ -9,8 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, jest, junit, minitest, mypy,
-                                    nodetest, phpunit, pytest, rspec, ruff, tsc, vitest)
+from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
+                                    mypy, nodetest, phpunit, pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -30,6 +30,7 @@ PROFILES: dict[str, Profile] = {
     "minitest": minitest.PROFILE,
     "phpunit": phpunit.PROFILE,
     "junit": junit.PROFILE,
+    "gotestsum": gotestsum.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -45,7 +46,7 @@ FAMILIES: dict[str, str] = {
 }
 
 # Order matters: more specific formats first.
-SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy",
+SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
                                 "phpunit", "junit")
 
