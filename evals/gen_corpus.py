@@ -141,7 +141,7 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
-NODE, RB, PHP, JAVA = "js_nodetest", "rb_cart", "php_cart", "java_cart"
+NODE, RB, PHP, JAVA, PL = "js_nodetest", "rb_cart", "php_cart", "java_cart", "pl_cart"
 JUNIT_JAR = "/usr/share/java/junit-platform-console-standalone.jar"  # Debian's junit5 package
 JAVAC = (f"mkdir -p classes && javac -encoding UTF-8 -d classes -cp {JUNIT_JAR} "
          "src/main/java/cart/*.java src/test/java/cart/*.java")
@@ -257,6 +257,11 @@ CASES: list[Case] = [
          prepare=JAVAC),
     Case("junit", "one_class", JAVA, f"{JUNIT} --select-class cart.CartTest --disable-ansi-colors",
          prepare=JAVAC, held_out=True),
+    Case("prove", "plain", PL, "prove", "Test::More: table rows, unicode, a file that dies mid-plan, "
+         "a BAIL_OUT that stops the run"),
+    Case("prove", "two_files", PL, "prove t/cart.t t/count.t", "no bail-out: every file runs"),
+    Case("prove", "verbose", PL, "prove -v t/cart.t t/count.t", "raw TAP of each file, then the report"),
+    Case("prove", "failures", PL, "prove -f t/cart.t t/count.t", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -290,6 +295,7 @@ FAMILY_TOOL = {
     "mypy": ("mypy", "mypy --version"),
     "nodetest": ("node", "node --version"),
     "gotestsum": ("gotestsum", "gotestsum --version; go version"),
+    "prove": ("prove", "prove --version; perl -MTest::More -e 'print \"Test::More $Test::More::VERSION\\n\"'"),
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
     "phpunit": ("phpunit", "phpunit --version | head -1; php --version | head -1"),
@@ -335,6 +341,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "nodetest": ("node", "apt-get install nodejs (node 20 or later: --test-reporter=junit)"),
         "exunit": ("mix", "apt-get install elixir"),
         "gotestsum": ("gotestsum", "apt-get install gotestsum golang-go"),
+        "prove": ("prove", "apt-get install perl"),
         "rspec": ("rspec", "apt-get install ruby-rspec"),
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
@@ -880,12 +887,43 @@ def truth_gotestsum(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, s
     return t, source + "; packages relative to the module, as gotestsum prints them", cmd
 
 
+TAP_NOT_OK = re.compile(r"^not ok \d+(?: - (?P<desc>.*?))?(?P<directive> # (?:TODO|SKIP)\b.*)?$")
+
+
+def truth_prove(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """Each test file run on its own: its raw TAP (the protocol itself) and its exit status, in the
+    order prove runs them, stopping where a file bails out as prove does."""
+    files = [a for a in case.command.split()[1:] if a.endswith(".t")] or sorted(
+        str(p.relative_to(case.cwd)) for p in (case.cwd / "t").glob("*.t"))
+    t = empty_truth()
+    cmds = []
+    for file in files:
+        cmds.append(f"perl {file}")
+        out, _, rc = sh(f"perl {file}", case.cwd, env, merge=False)
+        text = out.decode("utf-8", "replace")
+        not_ok = 0
+        for line in text.splitlines():
+            m = TAP_NOT_OK.match(line)
+            if m and not m["directive"]:
+                t["failed"].append(f"{file}: {m['desc'] or ''}".rstrip())
+                not_ok += 1
+            elif line.startswith("ok "):
+                t["passed_count"] += 1 if " # skip" not in line.lower() else 0
+                t["skipped_count"] += 1 if " # skip" in line.lower() else 0
+        if rc != 0 and not_ok == 0:  # died, bad plan or bailed out: the file failed without a not ok
+            t["failed_units"] = sorted({*t.get("failed_units", []), file})
+            t["errors"].append(file)
+        if "Bail out!" in text:
+            break
+    return finish_truth(t), "raw TAP of each test file (perl FILE) and its exit status", " ; ".join(cmds)
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
-    "gotestsum": truth_gotestsum,
+    "gotestsum": truth_gotestsum, "prove": truth_prove,
 }
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 # listed passes through untouched.
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
-                              "minitest", "phpunit", "junit", "gotestsum"})
+                              "minitest", "phpunit", "junit", "gotestsum",
+                              "prove"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}

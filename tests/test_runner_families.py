@@ -40,9 +40,11 @@ RUNNERS = {
     "java -cp lib/* org.junit.platform.console.ConsoleLauncher --select-class a.BTest": ("junit", "junit"),
     "gotestsum -- ./...": ("gotestsum", "gotestsum"),
     "gotestsum --format testname -- -run TestWrap ./wordwrap/": ("gotestsum", "gotestsum"),
+    "prove": ("prove", "prove"),
+    "prove -lv t/cart.t": ("prove", "prove"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))

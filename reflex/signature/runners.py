@@ -761,3 +761,25 @@ def gotestsum(v: View, args: list[Word]) -> None:
         p.scope.extend(q.scope)
         p.decorations.extend(q.decorations)
     _apply(v, ["gotestsum"], p, tail)
+
+
+# ---------------------------------------------------------------- Perl
+
+PROVE = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "-q": ("quiet", "1"), "--quiet": ("quiet", "1"),
+             "-Q": ("quiet", "2"), "--QUIET": ("quiet", "2"), "--color": ("color", "yes"), "-c": ("color", "yes"),
+             "--nocolor": ("color", "no"), "--timer": ("timer", ""), "-f": ("failures", ""),
+             "--failures": ("failures", ""), "-o": ("comments", ""), "--comments": ("comments", "")},
+    display_valued={"--formatter": "formatter"},
+    scope_flags={"-r": "recurse", "--recurse": "recurse", "-s": "shuffle", "--shuffle": "shuffle"},
+    scope_valued={"--state": "state"},
+    valued=frozenset({"-I", "-P", "-M", "-j", "--jobs", "-e", "--exec", "--ext", "--harness", "--source",
+                      "-a", "--archive"}),
+    bundle="vqlbrsfoc",
+)
+
+
+def prove(v: View, args: list[Word]) -> None:
+    v.family = "prove"
+    p = walk(args, PROVE)
+    _apply(v, ["prove"], p)

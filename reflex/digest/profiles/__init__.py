@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
-                                    mypy, nodetest, phpunit, pytest, rspec, ruff, tsc, vitest)
+                                    mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -31,6 +31,7 @@ PROFILES: dict[str, Profile] = {
     "phpunit": phpunit.PROFILE,
     "junit": junit.PROFILE,
     "gotestsum": gotestsum.PROFILE,
+    "prove": prove.PROFILE,
     "generic": generic.PROFILE,
 }
 
