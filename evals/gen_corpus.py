@@ -141,7 +141,8 @@ class Case:
 
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
-NODE, RB, PHP, JAVA, PL = "js_nodetest", "rb_cart", "php_cart", "java_cart", "pl_cart"
+NODE, RB, PHP, JAVA, PL, CM = "js_nodetest", "rb_cart", "php_cart", "java_cart", "pl_cart", "c_cart"
+CMAKE_BUILD = "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build >/dev/null"
 JUNIT_JAR = "/usr/share/java/junit-platform-console-standalone.jar"  # Debian's junit5 package
 JAVAC = (f"mkdir -p classes && javac -encoding UTF-8 -d classes -cp {JUNIT_JAR} "
          "src/main/java/cart/*.java src/test/java/cart/*.java")
@@ -262,6 +263,13 @@ CASES: list[Case] = [
     Case("prove", "two_files", PL, "prove t/cart.t t/count.t", "no bail-out: every file runs"),
     Case("prove", "verbose", PL, "prove -v t/cart.t t/count.t", "raw TAP of each file, then the report"),
     Case("prove", "failures", PL, "prove -f t/cart.t t/count.t", held_out=True),
+    Case("ctest", "plain", CM, "ctest --test-dir build", "table rows, unicode, a segfault, an abort()",
+         prepare=CMAKE_BUILD),
+    Case("ctest", "output_on_failure", CM, "ctest --test-dir build --output-on-failure", prepare=CMAKE_BUILD),
+    Case("ctest", "stop_on_failure", CM, "ctest --test-dir build --stop-on-failure", "early stop",
+         prepare=CMAKE_BUILD),
+    Case("ctest", "regex", CM, "ctest --test-dir build -R total --output-on-failure", prepare=CMAKE_BUILD,
+         held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -295,6 +303,7 @@ FAMILY_TOOL = {
     "mypy": ("mypy", "mypy --version"),
     "nodetest": ("node", "node --version"),
     "gotestsum": ("gotestsum", "gotestsum --version; go version"),
+    "ctest": ("ctest", "ctest --version | head -1; cc --version | head -1"),
     "prove": ("prove", "prove --version; perl -MTest::More -e 'print \"Test::More $Test::More::VERSION\\n\"'"),
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
@@ -342,6 +351,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "exunit": ("mix", "apt-get install elixir"),
         "gotestsum": ("gotestsum", "apt-get install gotestsum golang-go"),
         "prove": ("prove", "apt-get install perl"),
+        "ctest": ("ctest", "apt-get install cmake gcc"),
         "rspec": ("rspec", "apt-get install ruby-rspec"),
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
@@ -918,12 +928,29 @@ def truth_prove(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
     return finish_truth(t), "raw TAP of each test file (perl FILE) and its exit status", " ; ".join(cmds)
 
 
+def truth_ctest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    xml = tmp / "ctest.xml"
+    sh(case.prepare, case.cwd, env)
+    cmd = f"{case.command} --output-junit {xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for _suites, tc in junit_cases(xml):
+        status = tc.get("status", "")
+        if tc.find("failure") is not None or status == "fail":
+            t["failed"].append(tc.get("name", ""))
+        elif tc.find("skipped") is not None or status in ("notrun", "disabled"):
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
+    return finish_truth(t), "ctest --output-junit", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
-    "gotestsum": truth_gotestsum, "prove": truth_prove,
+    "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
 }
 
 

@@ -27,9 +27,9 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove"}
+            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit", "junit", "gotestsum", "prove"}
+                 "phpunit", "junit", "gotestsum", "prove", "ctest"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",

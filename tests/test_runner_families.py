@@ -42,9 +42,11 @@ RUNNERS = {
     "gotestsum --format testname -- -run TestWrap ./wordwrap/": ("gotestsum", "gotestsum"),
     "prove": ("prove", "prove"),
     "prove -lv t/cart.t": ("prove", "prove"),
+    "ctest --test-dir build --output-on-failure": ("ctest", "ctest"),
+    "cd build && ctest -R total -j4": ("ctest", "ctest"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))

@@ -42,6 +42,7 @@ _DISPATCH = {
     "java": lambda v, n, a: runners.java(v, a),
     "gotestsum": lambda v, n, a: runners.gotestsum(v, a),
     "prove": lambda v, n, a: runners.prove(v, a),
+    "ctest": lambda v, n, a: runners.ctest(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }

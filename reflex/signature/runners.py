@@ -783,3 +783,31 @@ def prove(v: View, args: list[Word]) -> None:
     v.family = "prove"
     p = walk(args, PROVE)
     _apply(v, ["prove"], p)
+
+
+# ---------------------------------------------------------------- CMake
+
+CTEST = Spec(
+    display={"-V": ("verbose", "1"), "--verbose": ("verbose", "1"), "-VV": ("verbose", "2"),
+             "--extra-verbose": ("verbose", "2"), "-Q": ("quiet", "1"), "--quiet": ("quiet", "1"),
+             "--output-on-failure": ("output-on-failure", ""), "--progress": ("progress", ""),
+             "--no-label-summary": ("label-summary", "no"), "--no-subproject-summary": ("subproject-summary", "no")},
+    display_valued={"--output-junit": "log", "-O": "log", "--output-log": "log"},
+    scope_flags={"--stop-on-failure": "exitfirst", "--rerun-failed": "last-failed"},
+    scope_valued={"-R": "name", "--tests-regex": "name", "-E": "skip", "--exclude-regex": "skip",
+                  "-L": "marker", "--label-regex": "marker", "-LE": "skip", "--label-exclude": "skip",
+                  "-I": "name", "--tests-information": "name"},
+    valued=frozenset({"-j", "--parallel", "-C", "--build-config", "--timeout", "--repeat", "--test-dir",
+                      "--resource-spec-file", "--test-load", "--schedule-random-seed"}),
+    positional=None,
+)
+
+
+def ctest(v: View, args: list[Word]) -> None:
+    v.family = "ctest"
+    for k, a in enumerate(args):
+        if a.value == "--test-dir" and k + 1 < len(args):
+            v.chdir = _join(v.chdir, args[k + 1].value)
+    p = walk([a for k, a in enumerate(args) if a.value != "--test-dir"
+              and not (k and args[k - 1].value == "--test-dir")], CTEST)
+    _apply(v, ["ctest"], p)

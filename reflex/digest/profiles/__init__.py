@@ -9,7 +9,7 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
+from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
@@ -32,6 +32,7 @@ PROFILES: dict[str, Profile] = {
     "junit": junit.PROFILE,
     "gotestsum": gotestsum.PROFILE,
     "prove": prove.PROFILE,
+    "ctest": ctest.PROFILE,
     "generic": generic.PROFILE,
 }
 
