@@ -17,6 +17,11 @@
    component of the id) appears; diagnostics: a line of rtk.txt has the line number
    and the code, and the file's base name appears.
 
+Every row is scored with the profile the command itself selects (reflex.digest.family_of_command,
+as the hook does); rows marked held-out in the corpus (cases never looked at while the profiles
+were written) are summed apart, as "<family> (held-out)".  `size` is ok when every digest of the
+family is at most its raw output and at most 35% of it above 2,000 raw tokens.
+
 Usage: python evals/bench_digest.py [--quick]   (JSON to evals/out/bench_digest.json)
 """
 
@@ -35,7 +40,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(REPO, "..", "shared", "tiktoken"))
 OUT = os.path.join(REPO, "evals", "out")
-FAMILY = {"go": "go-test", "cargo": "cargo-test", "generic": "other"}
 
 
 # -- inputs for latency -----------------------------------------------------------------------------------
@@ -120,15 +124,21 @@ def latency(raw, family, runs):
 def _name(test_id, family):
     if family == "go":
         return test_id.split(" ", 1)[-1]
-    if family in ("jest", "vitest"):
+    if " > " in test_id:
         return test_id.split(" > ")[-1]
     if family == "generic":
         return test_id.split(" ", 1)[-1]
     return test_id.split("::")[-1]
 
 
+def _units(truth):
+    """What a census must name besides failing ids: modules that did not collect, packages that
+    failed with no failing test, files a linter could not parse."""
+    return truth["collection_errors"] + truth.get("failed_units", []) + truth.get("not_linted", [])
+
+
 def rtk_recall(text, truth, family):
-    ids = truth["failed"] + truth["collection_errors"]
+    ids = truth["failed"] + truth.get("errored_tests", []) + _units(truth)
     strict = sum(1 for t in ids if t in text)
     lenient = sum(1 for t in ids if _name(t, family) in text)
     diag = 0
@@ -148,18 +158,24 @@ def ours_recall(dg, truth, family):
     text = dg.text
     if dg.passthrough:
         return 1.0 if truth["failed"] or truth["diagnostics"] else None  # the whole output is there
-    ids = truth["failed"] + truth["collection_errors"]
+    ids = truth["failed"] + truth.get("errored_tests", []) + _units(truth)
     lines = grammar.failure_lines(text)
     got = 0
-    for t in truth["failed"]:
-        if family == "generic":
+    for t in truth.get("display_ids") or truth["failed"] + truth.get("errored_tests", []):
+        if family == "generic" or truth.get("ids_printed") == "leaf":
             got += _name(t, family) in text
         else:
             got += grammar.listed(t, lines)
-    got += sum(1 for c in truth["collection_errors"] if c in text)
-    found, codes = grammar.diagnostic_locations(text)
-    for d in truth["diagnostics"]:
-        got += grammar.diagnostic_listed(d, found)
+    got += sum(1 for c in _units(truth) if c in text)
+    if truth.get("locations_printed") is False:  # counts by code only (ruff --statistics)
+        want = {}
+        for d in truth["diagnostics"]:
+            want[d["code"]] = want.get(d["code"], 0) + 1
+        got += sum(n for code, n in want.items() if re.search(rf"\b{code} ×{n}\b|\b{n}\s+{code}\b", text))
+    else:
+        found, codes = grammar.diagnostic_locations(text)
+        for d in truth["diagnostics"]:
+            got += grammar.diagnostic_listed(d, found)
     n = len(ids) + len(truth["diagnostics"])
     return got / n if n else None
 
@@ -168,19 +184,24 @@ def corpus_table():
     from blake3 import blake3
 
     from reflex import tokens
-    from reflex.digest import build_digest
+    from reflex.digest import build_digest, family_of_command
 
     cases = []
     for meta_path in sorted(glob.glob(os.path.join(REPO, "evals", "corpus", "*", "*", "meta.json"))):
         d = os.path.dirname(meta_path)
         meta = json.load(open(meta_path))
         raw = open(os.path.join(d, "output.txt"), "rb").read()
-        dg = build_digest(raw, family=FAMILY.get(meta["family"], meta["family"]), exit_code=meta["exit_code"],
+        # The profile is chosen from the command, as the hook and ctx run choose it.
+        dg = build_digest(raw, family=family_of_command(meta["command"]), exit_code=meta["exit_code"],
                           command=meta["command"], handle="r:" + blake3(raw).hexdigest()[:12],
                           cwd=os.path.join(REPO, meta["cwd"]))
         row = {"case": f"{meta['family']}/{meta['case']}", "family": meta["family"], "raw_bytes": len(raw),
                "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
-               "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"])}
+               "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"]),
+               "held_out": bool(meta.get("held_out")), "tool_version": meta["tool_version"],
+               "ctx_counts": dg.facts.counts.reported(),
+               "ctx_over_raw": round(dg.tokens / dg.raw_tokens, 3) if dg.raw_tokens else None,
+               "size_ok": dg.tokens <= dg.raw_tokens and (dg.raw_tokens <= 2000 or dg.tokens <= 0.35 * dg.raw_tokens)}
         rtk_path = os.path.join(d, "rtk.txt")
         if os.path.exists(rtk_path):
             rtk_text = open(rtk_path, encoding="utf-8", errors="replace").read()
@@ -190,9 +211,13 @@ def corpus_table():
         cases.append(row)
     families = {}
     for row in cases:
-        f = families.setdefault(row["family"], {"cases": 0, "raw_tokens": 0, "ctx_tokens": 0, "rtk_tokens": 0,
+        key = row["family"] + (" (held-out)" if row["held_out"] else "")
+        f = families.setdefault(key, {"cases": 0, "raw_tokens": 0, "ctx_tokens": 0, "rtk_tokens": 0,
                                                 "rtk_cases": 0, "ctx_tokens_rtk_cases": 0, "recall": [],
-                                                "rtk_strict": [], "rtk_lenient": []})
+                                                "rtk_strict": [], "rtk_lenient": [], "size_ok": True,
+                                                "versions": set()})
+        f["size_ok"] = f["size_ok"] and row["size_ok"]
+        f["versions"].add(row["tool_version"])
         f["cases"] += 1
         f["raw_tokens"] += row["raw_tokens"]
         f["ctx_tokens"] += row["ctx_tokens"]
@@ -211,7 +236,8 @@ def corpus_table():
         summary[fam] = {"cases": f["cases"], "raw_tokens": f["raw_tokens"], "ctx_tokens": f["ctx_tokens"],
                         "ctx_recall": mean(f["recall"]), "rtk_cases": f["rtk_cases"],
                         "ctx_tokens_on_rtk_cases": f["ctx_tokens_rtk_cases"], "rtk_tokens": f["rtk_tokens"],
-                        "rtk_recall_strict": mean(f["rtk_strict"]), "rtk_recall_lenient": mean(f["rtk_lenient"])}
+                        "rtk_recall_strict": mean(f["rtk_strict"]), "rtk_recall_lenient": mean(f["rtk_lenient"]),
+                        "size_ok": f["size_ok"], "versions": sorted(f["versions"])}
     return cases, summary
 
 
@@ -249,11 +275,12 @@ def main():
               f"raw counted while streaming: {v['median_ms_raw_counted_while_streaming']:6.1f} ms "
               f"[stream count {v['stream_count_ms_during_run']:.0f} ms]  {v['raw_tokens']:>8} → {v['digest_tokens']} tok")
     print()
-    print(f"{'family':8} {'cases':>5} {'raw tok':>8} {'ctx tok':>8} {'recall':>6} | {'rtk cases':>9} "
+    print(f"{'family':20} {'cases':>5} {'raw tok':>8} {'ctx tok':>8} {'recall':>6} {'size':>4} | {'rtk cases':>9} "
           f"{'ctx tok':>8} {'rtk tok':>8} {'rtk strict':>10} {'rtk lenient':>11}")
     for fam, s in sorted(summary.items()):
         fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
-        print(f"{fam:8} {s['cases']:5} {s['raw_tokens']:8} {s['ctx_tokens']:8} {fmt(s['ctx_recall']):>6} | "
+        print(f"{fam:20} {s['cases']:5} {s['raw_tokens']:8} {s['ctx_tokens']:8} {fmt(s['ctx_recall']):>6} "
+              f"{'ok' if s['size_ok'] else 'BIG':>4} | "
               f"{s['rtk_cases']:9} {s['ctx_tokens_on_rtk_cases']:8} {s['rtk_tokens']:8} "
               f"{fmt(s['rtk_recall_strict']):>10} {fmt(s['rtk_recall_lenient']):>11}")
 

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 # the command verbatim, so a rewrite never changes what runs; a family not
 # listed passes through untouched.
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
-                              "ruff", "mypy", "eslint"})
+                              "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
+                              "minitest", "phpunit", "junit", "gotestsum",
+                              "prove", "ctest"})
+# Families whose tool also runs servers, generators and formatters: only these subcommands are
+# test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
+REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,8 @@ def decide_bash(command, tool_input, sig, *, launcher, permission, mode="auto", 
         return Decision("pass", why="background task")
     if sig is None or sig.family not in families:
         return Decision("pass", why="family %s not digested" % (sig.family if sig else "unknown"))
+    if sig.family in REWRITE_SUBCOMMANDS and sig.subcommand not in REWRITE_SUBCOMMANDS[sig.family]:
+        return Decision("pass", why="%s %s not digested" % (sig.family, sig.subcommand or "(no subcommand)"))
     if mode == "off":
         return Decision("pass", why="rewrites are off (rewrite_permission=off)", held_back=True)
     if permission.kind == "deny":

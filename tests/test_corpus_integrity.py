@@ -26,11 +26,13 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
                   "diagnostics", "collection_errors")
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
-FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic"}
-TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic"}
+FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
+            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest"}
+TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
+                 "phpunit", "junit", "gotestsum", "prove", "ctest"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
-GENERATED_DIRS = {"node_modules", "target", "_build", "build", ".pytest_cache", ".mypy_cache",
+GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
                   ".ruff_cache", "__pycache__"}
 
 CASE_DIRS = sorted(p.parent for p in CORPUS.glob("*/*/meta.json"))
@@ -44,12 +46,20 @@ def leaf_name(family: str, test_id: str) -> str:
     """The part of a truth id that the tool prints in its own human output."""
     if family == "pytest":
         return test_id.split("::")[-1]
-    if family == "go":
+    if family in ("go", "gotestsum"):
         return test_id.split(" ", 1)[1]
-    if family in ("vitest", "jest"):
+    if family in ("vitest", "jest", "nodetest"):
         return test_id.split(" > ")[-1]
-    if family == "generic":  # ExUnit: "Module test name"
+    if family in ("generic", "exunit"):  # ExUnit: "Module test name"
         return test_id.split(" ", 1)[1]
+    if family == "prove":  # t/file.t: description
+        return test_id.split(": ", 1)[1]
+    if family == "minitest":  # Class#test_name
+        return test_id.split("#", 1)[1]
+    if family == "junit":  # class#method [display name]
+        return test_id.split("#", 1)[1].split(" [", 1)[-1].rstrip("]")
+    if family == "phpunit":  # Class::method[ with data set "x"]
+        return test_id.split("::", 1)[1].split(" with data set ")[0]
     return test_id
 
 
@@ -113,7 +123,11 @@ def test_truth_is_visible_in_the_raw_output(case_dir: Path):
     """A census can only be complete if the raw bytes name what the truth lists."""
     meta = load_meta(case_dir)
     raw = ANSI.sub(b"", (case_dir / "output.txt").read_bytes()).decode("utf-8", "replace")
-    if meta["family"] in TEST_FAMILIES:
+    if meta["family"] in TEST_FAMILIES and "display_ids" in meta["truth"]:
+        # ids as this output prints them (phpunit --testdox), mapped from the structured report
+        unseen = [t for t in meta["truth"]["display_ids"] if t.split(" > ", 1)[-1] not in raw]
+        assert not unseen, unseen
+    elif meta["family"] in TEST_FAMILIES:
         unseen = [t for t in meta["truth"]["failed"] if leaf_name(meta["family"], t) not in raw]
         assert not unseen, unseen
     unseen_codes = [d["code"] for d in meta["truth"]["diagnostics"] if d["code"] and d["code"] not in raw]

@@ -21,6 +21,7 @@ __all__ = [
     "build_digest",
     "test_spans",
     "extract_facts",
+    "family_of_command",
     "render",
     "Digest",
     "HintRef",
@@ -31,6 +32,13 @@ __all__ = [
     "MIN_BUDGET",
     "PASSTHROUGH_TOKENS",
 ]
+
+
+def family_of_command(command: str, cwd: str | None = None) -> str:
+    """The family the hook and `ctx run` would digest this command's output as ("other" if none)."""
+    from reflex.signature import signature
+
+    return signature(command, cwd).family or "other"
 
 
 def extract_facts(raw: bytes, *, family: str, exit_code: int | None, command: str) -> "Facts":

@@ -72,7 +72,7 @@ def _build_errors(facts: Facts, src: "Source", level: int) -> list[Group]:
     for i, be in enumerate(facts.build_errors):
         where = f" {show_path(src, be.where)}" if be.where else ""
         limit = {0: 200, 1: 160, 2: 120, 3: 80}[level]
-        lines = [f"{label}{where}: {show(be.message, limit)}"]
+        lines = [f"{be.label or label}{where}: {show(be.message, limit)}"]
         hints = []
         if be.span and level < 3 and _multiline(src, be.span):
             h = src.hint(be.span)

@@ -35,10 +35,15 @@ class Counts(_Model):
     todo: int | None = None
     warnings: int | None = None
     total: int | None = None
+    files: int | None = None  # "in N files": how many files the failures/findings are in
+    # Counts the runner printed that have no field above ("subtests failed", "suites failed",
+    # "assertions"), under the runner's own words, so that every count it printed is stated.
+    other: dict[str, int] = Field(default_factory=dict)
 
     def reported(self) -> dict[str, int]:
         """The counts the runner printed, in a fixed order."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        fixed = {k: v for k, v in self.model_dump(exclude={"other"}).items() if v is not None}
+        return {**fixed, **{k: v for k, v in self.other.items() if k not in fixed}}
 
 
 class Failure(_Model):
@@ -72,6 +77,9 @@ class BuildError(_Model):
 
     where: str | None
     message: str
+    # How the census names it when the profile's usual label ("BUILD ERROR", "COLLECTION ERROR")
+    # would mislead: a go package whose TestMain exited non-zero, a file a linter could not parse.
+    label: str | None = None
     span: Span | None = None
     detail: str | None = None
 

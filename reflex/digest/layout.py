@@ -81,9 +81,12 @@ _COUNT_WORDS = (
 )
 
 
+_FIXED = frozenset(k for k, _, _ in _COUNT_WORDS) | {"files"}
+
+
 def counts_text(facts: Facts) -> str:
     reported = facts.counts.reported()
-    rest = [v for k, v in reported.items() if k not in ("total", "deselected")]
+    rest = [v for k, v in reported.items() if k not in ("total", "deselected", "files") and k not in facts.counts.other]
     if "total" in reported and rest and reported["total"] in (sum(rest), sum(rest) - reported.get("warnings", 0)):
         del reported["total"]  # says nothing the other counts do not
     parts = []
@@ -91,6 +94,13 @@ def counts_text(facts: Facts) -> str:
         if key in reported:
             n = reported[key]
             parts.append(f"{n} {one if n == 1 else many}")
+    if "files" in reported:
+        n = reported["files"]
+        where = f"in {n} file{'' if n == 1 else 's'}"
+        parts.append(f"{parts.pop()} {where}" if parts else where)
+    for key, n in facts.counts.other.items():
+        if key not in _FIXED:
+            parts.append(f"{n} {key}")
     if parts:
         return ", ".join(parts)
     if facts.diagnostics:

@@ -34,6 +34,15 @@ _DISPATCH = {
     "mix": lambda v, n, a: runners.mix(v, a),
     "gradle": runners.gradle, "gradlew": runners.gradle,
     "mvn": runners.maven, "mvnw": runners.maven,
+    "node": lambda v, n, a: runners.node(v, a),
+    "rspec": lambda v, n, a: runners.rspec(v, a),
+    "ruby": lambda v, n, a: runners.ruby(v, a),
+    "rake": runners.rake_or_rails, "rails": runners.rake_or_rails,
+    "phpunit": runners.phpunit,
+    "java": lambda v, n, a: runners.java(v, a),
+    "gotestsum": lambda v, n, a: runners.gotestsum(v, a),
+    "prove": lambda v, n, a: runners.prove(v, a),
+    "ctest": lambda v, n, a: runners.ctest(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
@@ -123,7 +132,8 @@ def _dispatch(v: View, words: list[Word]) -> None:
     name = words[0].value
     args = words[1:]
     fn = _DISPATCH.get(name)
-    if fn is None and name.endswith(("/gradlew", "/mvnw")):
+    if fn is None and name.endswith(("/gradlew", "/mvnw", "bin/rails", "bin/rspec", "bin/rake",
+                                              "bin/phpunit")):
         fn = _DISPATCH[name.rsplit("/", 1)[1]]   # ./gradlew stays ./gradlew: it is the project's wrapper
     if fn is not None:
         fn(v, words[0].text, args)

@@ -608,3 +608,206 @@ def maven(v: View, name: str, args: list[Word]) -> None:
     p = walk(args, MAVEN)
     _apply(v, [name], p)
     v.subcommand = next((a.value for a in p.positionals), "")
+
+
+# ---------------------------------------------------------------- runtimes' own test runners
+
+NODE_TEST = Spec(
+    display_valued={"--test-reporter": "reporter", "--test-reporter-destination": "reporter-destination"},
+    scope_valued={"--test-name-pattern": "name", "--test-skip-pattern": "skip", "--test-shard": "shard"},
+    scope_flags={"--test-only": "only"},
+    valued=frozenset({"--test-concurrency", "--test-timeout", "--import", "--require", "-r", "--loader",
+                      "--experimental-loader", "--env-file", "--conditions", "-C"}),
+)
+
+
+def node(v: View, args: list[Word]) -> None:
+    """`node --test [files]` is node's test runner; any other node command is just a program."""
+    if not any(a.value == "--test" for a in args):
+        v.words = ["node"] + [a.text for a in args]
+        return
+    v.family = "node-test"
+    p = walk([a for a in args if a.value != "--test"], NODE_TEST)
+    _apply(v, ["node", "--test"], p)
+
+
+# ---------------------------------------------------------------- Ruby
+
+RSPEC = Spec(
+    display={"--color": ("color", "yes"), "--no-color": ("color", "no"), "--force-color": ("color", "yes"),
+             "-b": ("backtrace", "full"), "--backtrace": ("backtrace", "full"), "-w": ("warnings", ""),
+             "--profile": ("profile", ""), "-p": ("profile", "")},
+    display_valued={"-f": "format", "--format": "format", "-o": "out", "--out": "out"},
+    attached={"-f": ("format", "display")},
+    scope_flags={"--fail-fast": "exitfirst", "--only-failures": "last-failed", "--next-failure": "last-failed"},
+    scope_valued={"-e": "name", "--example": "name", "-t": "marker", "--tag": "marker", "--seed": "seed",
+                  "--order": "order"},
+    valued=frozenset({"-r", "--require", "-I", "--default-path", "-P", "--pattern", "--exclude-pattern"}),
+)
+MINITEST = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "-p": ("pride", ""), "--pride": ("pride", "")},
+    scope_valued={"-n": "name", "--name": "name", "-e": "skip", "--exclude": "skip", "-s": "seed",
+                  "--seed": "seed"},
+    valued=frozenset(),
+)
+_RUBY_TEST = ("test_", "_test.rb", "/test/", "test/")
+
+
+def rspec(v: View, args: list[Word]) -> None:
+    v.family = "rspec"
+    p = walk(args, RSPEC)
+    _apply(v, ["rspec"], p)
+
+
+def ruby(v: View, args: list[Word]) -> None:
+    """`ruby [-Itest] test/test_x.rb [minitest options]`: a Minitest file when the script is a test."""
+    i = 0
+    head = ["ruby"]
+    while i < len(args) and args[i].value.startswith("-"):
+        head.append(args[i].text)
+        i += 2 if args[i].value in ("-I", "-r") else 1
+        if args[i - 1].value in ("-I", "-r"):
+            head.append(args[i - 1].text)
+    script = args[i].value if i < len(args) else ""
+    name = script.rsplit("/", 1)[-1]
+    if not (name.startswith("test_") or name.endswith("_test.rb") or script.startswith("test/")
+            or "/test/" in script):
+        v.words = ["ruby"] + [a.text for a in args]
+        return
+    v.family = "minitest"
+    p = walk(args[i + 1:], MINITEST)
+    _apply(v, head + [args[i].text], p)
+
+
+def rake_or_rails(v: View, name: str, args: list[Word]) -> None:
+    """`rake test` / `rails test` run Minitest; other tasks are not test runs."""
+    task = next((a.value for a in args if not a.value.startswith("-")), "")
+    v.subcommand = task
+    if task.split(":")[0] != "test":
+        v.words = [name] + [a.text for a in args]
+        return
+    v.family = "minitest"
+    p = walk([a for a in args if a.value != task], MINITEST)
+    _apply(v, [name, task], p)
+
+
+# ---------------------------------------------------------------- PHP
+
+PHPUNIT = Spec(
+    display={"--testdox": ("format", "testdox"), "--teamcity": ("format", "teamcity"), "--debug": ("debug", ""),
+             "-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "--no-progress": ("progress", "no")},
+    display_valued={"--colors": "color", "--log-junit": "log", "--testdox-html": "log", "--testdox-text": "log",
+                    "--printer": "printer"},
+    scope_flags={"--stop-on-failure": "exitfirst", "--stop-on-error": "exitfirst", "--stop-on-defect": "exitfirst"},
+    scope_valued={"--filter": "name", "--group": "marker", "--exclude-group": "skip", "--testsuite": "package"},
+    valued=frozenset({"-c", "--configuration", "--bootstrap", "--cache-result-file", "--coverage-clover",
+                      "--coverage-html", "--coverage-text", "--include-path", "-d"}),
+)
+
+
+def phpunit(v: View, name: str, args: list[Word]) -> None:
+    v.family = "phpunit"
+    p = walk(args, PHPUNIT)
+    _apply(v, [name], p)
+
+
+# ---------------------------------------------------------------- JVM
+
+JUNIT_CONSOLE = Spec(
+    display={"--disable-banner": ("banner", "no"), "--disable-ansi-colors": ("color", "no"),
+             "--fail-if-no-tests": ("fail-if-no-tests", "")},
+    display_valued={"--details": "details", "--details-theme": "theme", "--reports-dir": "reports"},
+    scope_valued={"--select-class": "name", "-c": "name", "--select-method": "name", "-m": "name",
+                  "--select-package": "package", "-p": "package", "--include-tag": "marker", "-t": "marker",
+                  "--exclude-tag": "skip", "-T": "skip", "--select": "name", "--scan-classpath": "path",
+                  "--include-classname": "name", "-n": "name"},
+    valued=frozenset({"-cp", "--classpath", "--class-path", "--config"}),
+)
+
+
+def java(v: View, args: list[Word]) -> None:
+    """`java -jar junit-platform-console-standalone.jar …` or `java … ConsoleLauncher …`: JUnit 5."""
+    at = next((k for k, a in enumerate(args) if "junit-platform-console" in a.value
+               or a.value.endswith("ConsoleLauncher")), None)
+    if at is None:
+        v.words = ["java"] + [a.text for a in args]
+        return
+    v.family = "junit"
+    rest = args[at + 1:]
+    if rest and rest[0].value in ("execute", "discover"):
+        rest = rest[1:]
+    p = walk(rest, JUNIT_CONSOLE)
+    _apply(v, ["java"] + [a.text for a in args[:at + 1]], p)
+
+
+GOTESTSUM = Spec(
+    display_valued={"--format": "format", "-f": "format", "--jsonfile": "log", "--junitfile": "log",
+                    "--hide-summary": "summary", "--format-hide-empty-pkg": "format"},
+    display={"--no-color": ("color", "no"), "--format-icons": ("icons", "")},
+    scope_valued={"--rerun-fails": "rerun", "--packages": "package"},
+    valued=frozenset({"--raw-command", "--post-run-command", "--watch", "--max-fails", "--rerun-fails-max-failures",
+                      "--rerun-fails-report", "--junitfile-testsuite-name", "--junitfile-testcase-classname"}),
+)
+
+
+def gotestsum(v: View, args: list[Word]) -> None:
+    """`gotestsum [opts] [-- go test args]`: go test under gotestsum's formatter."""
+    v.family = "gotestsum"
+    dd = next((k for k, a in enumerate(args) if a.value == "--"), len(args))
+    p = walk(args[:dd], GOTESTSUM)
+    q = walk(args[dd + 1:], GO_TEST) if dd < len(args) else None
+    tail = (["--"] + q.kept) if q and q.kept else []
+    if q:
+        p.scope.extend(q.scope)
+        p.decorations.extend(q.decorations)
+    _apply(v, ["gotestsum"], p, tail)
+
+
+# ---------------------------------------------------------------- Perl
+
+PROVE = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "-q": ("quiet", "1"), "--quiet": ("quiet", "1"),
+             "-Q": ("quiet", "2"), "--QUIET": ("quiet", "2"), "--color": ("color", "yes"), "-c": ("color", "yes"),
+             "--nocolor": ("color", "no"), "--timer": ("timer", ""), "-f": ("failures", ""),
+             "--failures": ("failures", ""), "-o": ("comments", ""), "--comments": ("comments", "")},
+    display_valued={"--formatter": "formatter"},
+    scope_flags={"-r": "recurse", "--recurse": "recurse", "-s": "shuffle", "--shuffle": "shuffle"},
+    scope_valued={"--state": "state"},
+    valued=frozenset({"-I", "-P", "-M", "-j", "--jobs", "-e", "--exec", "--ext", "--harness", "--source",
+                      "-a", "--archive"}),
+    bundle="vqlbrsfoc",
+)
+
+
+def prove(v: View, args: list[Word]) -> None:
+    v.family = "prove"
+    p = walk(args, PROVE)
+    _apply(v, ["prove"], p)
+
+
+# ---------------------------------------------------------------- CMake
+
+CTEST = Spec(
+    display={"-V": ("verbose", "1"), "--verbose": ("verbose", "1"), "-VV": ("verbose", "2"),
+             "--extra-verbose": ("verbose", "2"), "-Q": ("quiet", "1"), "--quiet": ("quiet", "1"),
+             "--output-on-failure": ("output-on-failure", ""), "--progress": ("progress", ""),
+             "--no-label-summary": ("label-summary", "no"), "--no-subproject-summary": ("subproject-summary", "no")},
+    display_valued={"--output-junit": "log", "-O": "log", "--output-log": "log"},
+    scope_flags={"--stop-on-failure": "exitfirst", "--rerun-failed": "last-failed"},
+    scope_valued={"-R": "name", "--tests-regex": "name", "-E": "skip", "--exclude-regex": "skip",
+                  "-L": "marker", "--label-regex": "marker", "-LE": "skip", "--label-exclude": "skip",
+                  "-I": "name", "--tests-information": "name"},
+    valued=frozenset({"-j", "--parallel", "-C", "--build-config", "--timeout", "--repeat", "--test-dir",
+                      "--resource-spec-file", "--test-load", "--schedule-random-seed"}),
+    positional=None,
+)
+
+
+def ctest(v: View, args: list[Word]) -> None:
+    v.family = "ctest"
+    for k, a in enumerate(args):
+        if a.value == "--test-dir" and k + 1 < len(args):
+            v.chdir = _join(v.chdir, args[k + 1].value)
+    p = walk([a for k, a in enumerate(args) if a.value != "--test-dir"
+              and not (k and args[k - 1].value == "--test-dir")], CTEST)
+    _apply(v, ["ctest"], p)

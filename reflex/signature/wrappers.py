@@ -50,6 +50,7 @@ _RUNNERS = {   # `<tool> run …` style environment runners -> options that take
     ("yarn", "dlx"): frozenset({"-p", "--package"}),
     ("npm", "exec"): frozenset({"--package", "-p", "-w", "--workspace"}),
     ("bun", "x"): frozenset(),
+    ("bundle", "exec"): frozenset({"--gemfile"}),
 }
 _X = {"npx": frozenset({"-p", "--package", "-c", "--call"}), "bunx": frozenset({"-p", "--package"}),
       "uvx": frozenset({"--from", "--with", "--python", "-p"}), "pipx": frozenset()}

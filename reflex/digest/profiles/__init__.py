@@ -9,7 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import cargotest, eslint, generic, gotest, jest, mypy, pytest, ruff, tsc, vitest
+from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
+                                    mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -23,6 +24,15 @@ PROFILES: dict[str, Profile] = {
     "eslint": eslint.PROFILE,
     "ruff": ruff.PROFILE,
     "mypy": mypy.PROFILE,
+    "nodetest": nodetest.PROFILE,
+    "exunit": exunit.PROFILE,
+    "rspec": rspec.PROFILE,
+    "minitest": minitest.PROFILE,
+    "phpunit": phpunit.PROFILE,
+    "junit": junit.PROFILE,
+    "gotestsum": gotestsum.PROFILE,
+    "prove": prove.PROFILE,
+    "ctest": ctest.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -33,10 +43,14 @@ FAMILIES: dict[str, str] = {
     "go": "gotest",
     "cargo-test": "cargotest",
     "cargo": "cargotest",
+    "node-test": "nodetest",
+    "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
 }
 
 # Order matters: more specific formats first.
-SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotest", "cargotest", "ruff", "mypy")
+SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
+                                "nodetest", "exunit", "rspec", "minitest",
+                                "phpunit", "junit")
 
 
 def sniff(raw: bytes) -> Profile:

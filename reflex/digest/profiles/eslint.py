@@ -1,8 +1,14 @@
-"""eslint: stylish output (file header + `line:col severity message rule` rows) and -f json.
+"""eslint: stylish (file header + `line:col severity message rule` rows), compact, unix and -f json.
 
-The problem count comes from eslint's own `✖ N problems (E errors, W
-warnings)` line (or the JSON's per-file counts); a run that printed neither
-and no findings is not recognised (it is not "no problems").
+compact: `file: line L, col C, Error - message (rule)`; unix: `file:L:C: message
+[Error/rule]`; both end with `N problems`.  The problem count comes from
+eslint's own `✖ N problems (E errors, W warnings)` / `N problems` line (or the
+JSON's per-file counts); a run that printed none of them and no findings is
+not recognised (it is not "no problems").
+
+A fatal parse error (`Parsing error: …`, no rule) means eslint linted nothing
+else in that file: besides the diagnostic, the file is a build error labelled
+NOT LINTED, so "1 error" cannot read as "one small problem".
 """
 
 from __future__ import annotations
@@ -10,18 +16,23 @@ from __future__ import annotations
 import json
 import re
 
-from reflex.digest.facts import Counts, Diagnostic, Facts
+from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts
 from reflex.digest.jsonspan import find_document, object_spans
 from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "eslint"
-VERSION = 1
+VERSION = 2
 
 _ROW = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<rest>.+?)\s*$")
 _RULE = re.compile(r"^(?P<msg>.*\S)\s{2,}(?P<rule>[@\w/.\-]+)$")
 _PROBLEMS = re.compile(r"^✖ (?P<n>\d+) problems? \((?P<e>\d+) errors?, (?P<w>\d+) warnings?\)")
 _FILE = re.compile(r"^(?P<file>[^\s].*\S)$")
+_COMPACT = re.compile(r"^(?P<file>\S.*?): line (?P<line>\d+), col (?P<col>\d+), (?P<sev>Error|Warning) - (?P<msg>.*?)"
+                      r"(?: \((?P<rule>[@\w/.\-]+)\))?$")
+_UNIX = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*) \[(?P<sev>Error|Warning)(?:/(?P<rule>[@\w/.\-]+))?\]$")
+_PROBLEMS_PLAIN = re.compile(r"^(?P<n>\d+) problems?$")
+_PARSING = "Parsing error:"
 
 
 class EslintProfile:
@@ -33,9 +44,9 @@ class EslintProfile:
 
     def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
         out = Output.of(raw)
-        facts = _json(out, exit_code)
+        facts = _json(out, exit_code) or _one_per_line(out, exit_code)
         if facts is not None:
-            return facts
+            return _not_linted(facts)
         lines = out.lines
         diags: list[Diagnostic] = []
         counts = Counts()
@@ -59,8 +70,45 @@ class EslintProfile:
                 file = s.strip()
         if not summary and not diags:
             return handover(raw, exit_code, command, NAME)
-        return Facts(profile=NAME, profile_version=VERSION, format="stylish", recognized=True, exit_code=exit_code,
-                     counts=counts, diagnostics=diags, total_lines=len(lines))
+        return _not_linted(Facts(profile=NAME, profile_version=VERSION, format="stylish", recognized=True,
+                                 exit_code=exit_code, counts=counts, diagnostics=diags, total_lines=len(lines)))
+
+
+def _one_per_line(out: Output, exit_code: int | None) -> Facts | None:
+    """compact and unix: one finding per line, the file on each, then `N problems`."""
+    diags: list[Diagnostic] = []
+    total = None
+    fmt = None
+    for i, s in enumerate(out.lines):
+        m = _COMPACT.match(s)
+        if m:
+            fmt = "compact"
+        else:
+            m = _UNIX.match(s)
+            if m:
+                fmt = fmt or "unix"
+        if m:
+            diags.append(Diagnostic(file=m["file"], line=int(m["line"]), col=int(m["col"]), code=m["rule"],
+                                    severity=m["sev"].lower(), message=one_line(m["msg"].rstrip(".")),
+                                    span=out.span(i, i + 1)))
+            continue
+        mp = _PROBLEMS_PLAIN.match(s)
+        if mp:
+            total = int(mp["n"])
+    if total is None:
+        return None
+    errors = sum(1 for d in diags if d.severity == "error")
+    counts = Counts(total=total, errors=errors, warnings=len(diags) - errors) if len(diags) == total else Counts(total=total)
+    return Facts(profile=NAME, profile_version=VERSION, format=fmt or "compact", recognized=True, exit_code=exit_code,
+                 counts=counts, diagnostics=diags, total_lines=len(out.lines))
+
+
+def _not_linted(facts: Facts) -> Facts:
+    for d in facts.diagnostics:
+        if d.code is None and d.message.startswith(_PARSING):
+            facts.build_errors.append(BuildError(where=d.file, label="NOT LINTED", span=d.span,
+                                                 message=f"{d.message} (line {d.line}); no rule ran on this file"))
+    return facts
 
 
 def _json(out: Output, exit_code: int | None) -> Facts | None:

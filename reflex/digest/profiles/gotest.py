@@ -5,7 +5,9 @@ itself uses in -json events.  Plain output names a failing test's package
 only on the package result line that follows it (`FAIL\\t<pkg>\\t0.01s`), so
 failures are attached to the next result line.  Compiler errors (`# pkg`
 followed by `file:line:col: msg`) become diagnostics and the package a
-build error.  go prints no totals: in text mode only failures are counted
+build error.  A package that fails with no failing test of its own (a
+`TestMain` or an `init` that exits non-zero, a crashed test binary) is a
+build error labelled PACKAGE FAIL, so that it is named.  go prints no totals: in text mode only failures are counted
 (every failing test is printed, passing ones are not unless -v), and passes
 are counted only when -v or -json printed each of them.
 """
@@ -21,7 +23,7 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "gotest"
-VERSION = 1
+VERSION = 2
 
 _RESULT = re.compile(r"^(?P<st>ok|FAIL|\?)\s+(?P<pkg>\S+)(?:\s+(?P<rest>.*))?$")
 _TEST_LINE = re.compile(r"^(?P<ind>\s*)--- (?P<st>FAIL|PASS|SKIP): (?P<name>\S+) \((?P<t>[0-9.]+s)\)$")
@@ -75,6 +77,26 @@ def _compile_errors(out: Output, i: int, diags: list[Diagnostic]) -> int:
     return j
 
 
+def _build_message(diags: list[Diagnostic], first: int, end: int, fallback: str) -> str:
+    """One line for a package's compile errors that does not pass one error off as all of them."""
+    own = diags[first:end]
+    if not own:
+        return fallback
+    messages = {d.message for d in own}
+    if len(own) == 1:
+        return own[0].message
+    if len(messages) == 1:
+        return f"{own[0].message} (×{len(own)})"
+    return f"{len(own)} compile errors, listed below"
+
+
+def _silent_failure(out: Output, pkg: str, a: int, b: int) -> BuildError:
+    """A package that failed with no failing test: what it printed before its result line, if anything."""
+    said = next((t.strip() for t in out.lines[a:b] if t.strip() and not _RESULT.match(t) and t.strip() != "FAIL"), "")
+    message = f"failed with no failing test (TestMain/init exit or crash){': ' + said if said else ''}"
+    return BuildError(where=pkg, label="PACKAGE FAIL", message=one_line(message), span=out.span(a, b + 1))
+
+
 def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
     lines = out.lines
     n = len(lines)
@@ -89,6 +111,7 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
     verbose = False
     open_fail: list[tuple[int, int, Failure]] = []  # (indent, start, failure) awaiting its end
     saw_any = False
+    after_result = 0  # first line after the previous package result line
 
     def close_open(upto: int, indent: int | None = None) -> None:
         # A failure's block runs from its RUN line (-v) or FAIL line to the next structural line.
@@ -165,13 +188,16 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
             pkg_status[pkg] = status
             for f in pending:
                 f.id = f"{pkg} {f.id}"
+            if status == "fail" and not pending:
+                build_errors.append(_silent_failure(out, pkg, after_result, i))
             failures.extend(pending)
             pending = []
             if status == "build failed":
                 block = build_blocks.get(pkg)
-                msg = diags[block[2]].message if block and block[2] < len(diags) else rest
+                msg = _build_message(diags, block[2], _block_end(build_blocks, block, diags), rest) if block else rest
                 span = out.span(block[0], block[1]) if block else out.span(i, i + 1)
                 build_errors.append(BuildError(where=pkg, message=one_line(msg), span=span))
+            after_result = i + 1
             i += 1
             continue
         i += 1
@@ -180,7 +206,8 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
     for pkg, (a, b, first) in build_blocks.items():
         if pkg not in pkg_status and not any(be.where == pkg for be in build_errors):
             pkg_status[pkg] = "build failed"
-            build_errors.append(BuildError(where=pkg, message=diags[first].message if first < len(diags) else "",
+            end = _block_end(build_blocks, (a, b, first), diags)
+            build_errors.append(BuildError(where=pkg, message=_build_message(diags, first, end, ""),
                                            span=out.span(a, b)))
     if pending:  # killed before the result line: the package is unknown
         failures.extend(pending)
@@ -191,6 +218,13 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
     return Facts(profile=NAME, profile_version=VERSION, format="verbose" if verbose else "text", recognized=True,
                  exit_code=exit_code, counts=counts, failures=failures, diagnostics=diags,
                  build_errors=build_errors, notes=notes, total_lines=n)
+
+
+def _block_end(build_blocks: dict[str, tuple[int, int, int]], block: tuple[int, int, int],
+               diags: list[Diagnostic]) -> int:
+    """Index after the last diagnostic of one `# pkg` block (the next block's first, or the end)."""
+    later = [first for (_a, _b, first) in build_blocks.values() if first > block[2]]
+    return min(later) if later else len(diags)
 
 
 def _next_run(lines: list[str], start: int, limit: int) -> int:
@@ -301,13 +335,21 @@ def _extract_json(out: Output, exit_code: int | None) -> Facts | None:
         i += 1
     if parsed == 0:
         return None
+    failed_pkgs = {f.id.split(" ", 1)[0] for f in failures if f.id}
     for pkg, st in pkg_status.items():
+        if st == "fail" and pkg not in failed_pkgs:
+            idx = pkg_lines[pkg]
+            said = next((t.strip() for t in pkg_output.get(pkg, []) if t.strip() and not _RESULT.match(t.strip())
+                         and t.strip() != "FAIL"), "")
+            build_errors.append(BuildError(
+                where=pkg, label="PACKAGE FAIL", span=out.span(idx[0], idx[-1] + 1),
+                message=one_line(f"failed with no failing test (TestMain/init exit or crash){': ' + said if said else ''}")))
         if st != "build failed":
             continue
         block = build_blocks.get(pkg)
         if block:
             span = out.span(block[0], block[1])
-            msg = diags[block[2]].message if block[2] < len(diags) else "build failed"
+            msg = _build_message(diags, block[2], _block_end(build_blocks, block, diags), "build failed")
         else:
             idx = pkg_lines[pkg]
             span = out.span(idx[0], idx[-1] + 1)

@@ -18,9 +18,13 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "jest"
-VERSION = 1
+VERSION = 2
 
-_SUITE = re.compile(r"^(?P<st>FAIL|PASS)\s+(?P<file>\S+)(?:\s+\(.*\))?$")
+# With colours (--colors, a TTY) jest prints the status inverse-video with a space either side.
+_SUITE = re.compile(r"^ ?(?P<st>FAIL|PASS)\s+(?P<file>\S+)(?:\s+\(.*\))?$")
+# Printed above a second listing of every failure, when a run has more suites than the summary
+# threshold (20 by default): the blocks after it repeat the ones above.
+_REPEAT = re.compile(r"^Summary of all failing tests$")
 _BULLET = re.compile(r"^  ● (?P<title>.+)$")
 _TESTS = re.compile(r"^Tests:\s+(?P<body>.+)$")
 _SUITES = re.compile(r"^Test Suites:\s+(?P<body>.+)$")
@@ -62,8 +66,16 @@ class JestProfile:
         counts = Counts()
         summary_at = None
         notes: list[str] = []
+        repeat = False
         for i, s in enumerate(lines):
             if i in json_lines:
+                continue
+            if _REPEAT.match(s):
+                if blocks and len(ends) < len(blocks):
+                    ends.append(i)
+                repeat, suite = True, None
+                continue
+            if repeat and (_SUITE.match(s) or _BULLET.match(s)):
                 continue
             m = _SUITE.match(s)
             if m:
@@ -93,6 +105,7 @@ class JestProfile:
 
         failures: list[Failure] = []
         build_errors: list[BuildError] = []
+        seen: set[str] = set()
         for (file, title, start), end in zip(blocks, ends):
             end = _trim(lines, start, end)
             span = out.span(start, end)
@@ -101,6 +114,9 @@ class JestProfile:
                 build_errors.append(BuildError(where=file, message=one_line(body[0] if body else title), span=span))
                 continue
             ident = " > ".join([file] + [t.strip() for t in title.split(" › ")])
+            if ident in seen:
+                continue
+            seen.add(ident)
             f = Failure(id=ident, file=file, message=_message(body), span=span)
             for s in lines[start + 1 : end]:
                 fm = _FRAME.search(s)

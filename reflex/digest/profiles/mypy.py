@@ -16,11 +16,12 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "mypy"
-VERSION = 1
+VERSION = 2
 
 _DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|note): (?P<msg>.*)$")
 _CODE = re.compile(r"\s+\[(?P<code>[a-z][a-z0-9-]*)\]$")
-_FOUND = re.compile(r"^Found (?P<n>\d+) errors? in (?P<f>\d+) files?")
+_FOUND = re.compile(r"^Found (?P<n>\d+) errors? in (?P<f>\d+) files?(?: \(checked (?P<c>\d+) source files?\))?")
+_CHECKED = re.compile(r"^Success: no issues found in (?P<c>\d+) source files?")
 _SUCCESS = re.compile(r"^Success: no issues found")
 
 
@@ -72,10 +73,15 @@ class MypyProfile:
                 continue
             mf = _FOUND.match(s)
             if mf:
-                counts = Counts(errors=int(mf["n"]))
+                counts = Counts(errors=int(mf["n"]), files=int(mf["f"]))
+                if mf["c"]:
+                    counts.other["source files checked"] = int(mf["c"])
                 verdict = True
             elif _SUCCESS.match(s):
                 counts = Counts(errors=0)
+                mc = _CHECKED.match(s)
+                if mc:
+                    counts.other["source files checked"] = int(mc["c"])
                 verdict = True
             i += 1
         if not verdict and not diags:

@@ -26,7 +26,7 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "pytest"
-VERSION = 1
+VERSION = 2
 
 _SESSION = re.compile(r"^=+ test session starts =+$")
 _PLATFORM = re.compile(r"^platform \S+ -- Python \S+, pytest-([0-9][^,\s]*)")
@@ -41,6 +41,10 @@ _SUMMARY_BODY = re.compile(
     r"^(?:(?:\d+ [a-z ]+?|no tests ran)(?:, )?)+ in [0-9.]+s(?: \([0-9:.]+\))?$"
 )
 _SHORT = re.compile(r"^(FAILED|ERROR) (.+)$")
+# pytest 9 subtests: `SUBFAILED[msg] (k=v) file.py::test - message`, `SUBFAILED(k=v) file.py::test - …`.
+# The subtest's description comes first; the node id is the first word that names a .py file's test.
+_SUBFAILED = re.compile(r"^SUBFAILED(?P<desc>.*?) (?P<rest>[^\s]+\.py::.+)$")
+_SYNTAX_AT = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _VERBOSE = re.compile(
     r"^(?P<id>\S.*?::.+?) (?P<st>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b(?: \(.*\))?\s*(?:\[\s*\d+%\])?$"
 )
@@ -78,11 +82,14 @@ def _split_summary_rest(rest: str) -> tuple[str, str]:
 
 def _parse_counts(text: str) -> Counts:
     c: dict[str, int] = {}
+    other: dict[str, int] = {}
     for n, word in _COUNT.findall(text):
         key = {"error": "errors", "warning": "warnings"}.get(word, word)
         if key in Counts.model_fields:
             c[key] = c.get(key, 0) + int(n)
-    return Counts(**c)
+        else:  # "subtests passed", "rerun": stated under pytest's own words
+            other[key] = other.get(key, 0) + int(n)
+    return Counts(**c, other=other)
 
 
 def _is_summary_line(line: str) -> str | None:
@@ -186,6 +193,12 @@ class PytestProfile:
                 if ms:
                     ident, msg = _split_summary_rest(ms.group(2))
                     summary_ids.append((ms.group(1), ident.strip(), msg, i))
+                    continue
+                msub = _SUBFAILED.match(s) if c == "S" else None
+                if msub:
+                    ident, msg = _split_summary_rest(msub.group("rest"))
+                    # The subtest's id: its test's node id and its description, as pytest titles its block.
+                    summary_ids.append(("FAILED", f"{ident.strip()} {msub.group('desc').strip()}", msg, i))
                 continue
             mv = (_VERBOSE.match(s) or _XDIST.match(s)) if "::" in s else None
             if mv and not ids.pytest_nodeid(mv.group("id").strip()):
@@ -365,10 +378,16 @@ def _block_location(lines: list[str], b: _Block, want_file: str | None) -> tuple
 
 def _block_message(lines: list[str], b: _Block) -> str:
     body = lines[b.start + 1 : b.end]
-    for s in body:
-        m = _ELINE.match(s)
-        if m:
-            return m.group(1)
+    elines = [m.group(1) for m in map(_ELINE.match, body) if m]
+    if elines:
+        at = _SYNTAX_AT.match(elines[0])
+        if at:
+            # A module that does not compile: pytest quotes the compiler's `File "…", line N`, the
+            # source line and a caret before the SyntaxError itself, which is the message.
+            exc = next((e for e in reversed(elines) if _EXC_LINE.match(e)), None)
+            if exc:
+                return f"{exc} (line {at.group('line')})"
+        return elines[0]
     for s in reversed(body):
         if _EXC_LINE.match(s):
             return s

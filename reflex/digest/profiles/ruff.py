@@ -1,8 +1,12 @@
-"""ruff check: full (default), concise and JSON output formats.
+"""ruff check: full (default), concise, grouped, --statistics and JSON output formats.
 
 full: `CODE [*] message` then ` --> file:line:col` and a code frame up to the
-next diagnostic; concise: `file:line:col: CODE [*] message`; json: an array
-of objects with code, message, filename and location.  The count is ruff's
+next diagnostic; concise: `file:line:col: CODE [*] message`; grouped: a
+`file:` line, then `  line:col CODE [*] message` rows; json: an array of
+objects with code, message, filename and location.  --statistics prints no
+locations at all, only `N<TAB>CODE<TAB>[*] rule-name` rows: each becomes a
+note stating the code and its count (the digest cannot name locations the
+output never had, and says so).  The count is ruff's
 own `Found N errors.`; "All checks passed!" is ruff's verdict, quoted, never
 inferred from an absence of findings.
 """
@@ -18,13 +22,17 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "ruff"
-VERSION = 1
+VERSION = 2
 
 _CONCISE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+|[a-z-]+) (?:\[\*\] )?(?P<msg>.*)$")
 _HEAD = re.compile(r"^(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]+) (?:\[\*\] )?(?P<msg>\S.*)$")
 _ARROW = re.compile(r"^\s*--> (?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)$")
+_GROUP_FILE = re.compile(r"^(?P<file>[^\s:][^:]*):$")
+_GROUP_ROW = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]+) (?:\[\*\] )?(?P<msg>.*)$")
+_STAT = re.compile(r"^\s*(?P<n>\d+)\t(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]+)\s*\t\[(?P<fix>[* ])\] (?P<name>\S.*)$")
 _FOUND = re.compile(r"^Found (?P<n>\d+) errors?\b")
 _PASSED = re.compile(r"^All checks passed!$")
+_FIXABLE = re.compile(r"^\[\*\] (?P<n>\d+) fixable with")
 
 
 class RuffProfile:
@@ -47,7 +55,26 @@ class RuffProfile:
         counts = Counts()
         verdict = False
         fmt = "full"
+        group_file = None
+        fixable = None
+        stats: list[str] = []
         for i, s in enumerate(lines):
+            mg = _GROUP_FILE.match(s)
+            if mg:
+                group_file = mg["file"]
+                continue
+            mr = _GROUP_ROW.match(s) if group_file else None
+            if mr:
+                fmt = "grouped"
+                diags.append(Diagnostic(file=group_file, line=int(mr["line"]), col=int(mr["col"]), code=mr["code"],
+                                        message=one_line(mr["msg"]), span=out.span(i, i + 1)))
+                continue
+            ms = _STAT.match(s)
+            if ms:
+                fmt = "statistics"
+                fix = ", fixable" if ms["fix"] == "*" else ""
+                stats.append(f"{ms['code']} ×{ms['n']} ({ms['name'].strip()}{fix})")
+                continue
             mc = _CONCISE.match(s)
             if mc:
                 fmt = "concise"
@@ -70,8 +97,15 @@ class RuffProfile:
             elif _PASSED.match(s):
                 counts = Counts(errors=0)
                 verdict = True
-        if not verdict and not diags:
+            elif _FIXABLE.match(s):
+                fixable = int(_FIXABLE.match(s)["n"])
+        if not verdict and not diags and not stats:
             return handover(raw, exit_code, command, NAME)
+        if fixable is not None:
+            counts.other["fixable"] = fixable
+        notes = []
+        if stats:
+            notes = ["ruff --statistics printed counts by code, no locations: " + ", ".join(stats)]
         if fmt == "full":
             for k, d in enumerate(diags):
                 a = starts[k]
@@ -80,7 +114,7 @@ class RuffProfile:
                     b -= 1
                 d.span = out.span(a, b)
         return Facts(profile=NAME, profile_version=VERSION, format=fmt, recognized=True, exit_code=exit_code,
-                     counts=counts, diagnostics=diags, total_lines=n)
+                     counts=counts, diagnostics=diags, notes=notes, total_lines=n)
 
 
 def _json(out: Output, exit_code: int | None) -> Facts | None:

@@ -15,11 +15,13 @@ from reflex.digest.profiles.base import handover, one_line
 from reflex.digest.text import Output
 
 NAME = "tsc"
-VERSION = 1
+VERSION = 2
 
 _PLAIN = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning|message) (?P<code>TS\d+): (?P<msg>.*)$")
 _PRETTY = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning|message) (?P<code>TS\d+): (?P<msg>.*)$")
-_FOUND = re.compile(r"^Found (?P<n>\d+) errors?(?: in .*)?\.?$")
+# `Found 6 errors in 2 files.`, `Found 2 errors in the same file, starting at: src/a.ts:3`,
+# `Found 1 error in src/a.ts:3` (one file), or a bare `Found 3 errors.` (--pretty false).
+_FOUND = re.compile(r"^Found (?P<n>\d+) errors?(?: in (?:(?P<f>\d+) files|(?P<same>the same file)|(?P<one>\S+:\d+)).*)?\.?$")
 _GLOBAL = re.compile(r"^(?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$")
 
 
@@ -52,7 +54,8 @@ class TscProfile:
                 continue
             mf = _FOUND.match(s)
             if mf:
-                counts = Counts(errors=int(mf["n"]))
+                files = int(mf["f"]) if mf["f"] else 1 if (mf["same"] or mf["one"]) else None
+                counts = Counts(errors=int(mf["n"]), files=files)
                 found = True
                 starts.append(i)
         if not diags and not found:

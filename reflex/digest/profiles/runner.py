@@ -1,0 +1,114 @@
+"""The shared skeleton of a line-oriented test-runner profile, bound by name.
+
+Most runners need the same frame around their own parsing: a cheap
+`detect` over the first and last lines, and an `extract` that hands output
+it does not recognise to the generic profile.  A runner module writes only
+what is its own (its patterns and a `parse(out) -> Parsed | None`) and binds
+it here:
+
+    PROFILE = runner.bind("rspec", 1, parse, detect=(_SUMMARY, _FAILURES_HEADER))
+
+`Parsed` holds what the runner printed; Facts is filled from it and nothing
+else.  Helpers below are the pieces several runners share: counts written
+as `N word` / `word N`, and the path of nested test names (suites, describe
+blocks, TAP subtests) by indentation depth.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure, Span
+from reflex.digest.profiles.base import handover
+from reflex.digest.text import Output
+
+DETECT_LINES = 200
+
+
+@dataclass
+class Parsed:
+    counts: Counts = field(default_factory=Counts)
+    failures: list[Failure] = field(default_factory=list)
+    build_errors: list[BuildError] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summary: Span | None = None
+    format: str = "text"
+    tool_version: str | None = None
+
+
+@dataclass(frozen=True)
+class RunnerProfile:
+    name: str
+    version: int
+    parse: Callable[[Output], Parsed | None]
+    detect_patterns: tuple[re.Pattern[str], ...]
+
+    def detect(self, out: Output) -> bool:
+        lines = out.lines[:DETECT_LINES] + out.lines[-DETECT_LINES:]
+        return any(p.search(s) for s in lines for p in self.detect_patterns)
+
+    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
+        out = Output.of(raw)
+        parsed = self.parse(out)
+        if parsed is None:
+            return handover(raw, exit_code, command, self.name)
+        return Facts(profile=self.name, profile_version=self.version, tool_version=parsed.tool_version,
+                     format=parsed.format, recognized=True, exit_code=exit_code, counts=parsed.counts,
+                     failures=parsed.failures, diagnostics=parsed.diagnostics, build_errors=parsed.build_errors,
+                     summary=parsed.summary, notes=parsed.notes, total_lines=len(out.lines))
+
+
+def bind(name: str, version: int, parse: Callable[[Output], Parsed | None],
+         detect: Iterable[re.Pattern[str]]) -> RunnerProfile:
+    return RunnerProfile(name, version, parse, tuple(detect))
+
+
+def counts_from(pairs: Iterable[tuple[str, int]], words: dict[str, str]) -> Counts:
+    """Counts from (word, n) pairs: `words` maps a runner's word onto a Counts field; a word it
+    does not map is kept under the runner's own word, so every printed count is stated."""
+    fixed: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for word, n in pairs:
+        key = words.get(word.lower(), None)
+        if key is None:
+            other[word.lower()] = other.get(word.lower(), 0) + n
+        elif key:
+            fixed[key] = fixed.get(key, 0) + n
+    return Counts(**fixed, other=other)
+
+
+class NamePath:
+    """Names of the enclosing suites by depth: `enter(depth, name)` opens one, `path(depth, leaf)`
+    is the id of a test at that depth (`suite > inner > test`)."""
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+
+    def enter(self, depth: int, name: str) -> None:
+        del self._names[depth:]
+        self._names.extend([""] * (depth - len(self._names)))
+        self._names.append(name)
+
+    def path(self, depth: int, leaf: str) -> str:
+        return " > ".join([n for n in self._names[:depth] if n] + [leaf])
+
+
+def block_end(lines: list[str], start: int, stop: Callable[[str], bool], limit: int | None = None) -> int:
+    """Index of the first line after `start` for which `stop` is true (or the end), trailing blanks trimmed."""
+    end = len(lines) if limit is None else min(limit, len(lines))
+    j = start + 1
+    while j < end and not stop(lines[j]):
+        j += 1
+    while j > start + 1 and not lines[j - 1].strip():
+        j -= 1
+    return j
+
+
+def relative(path: str, markers: tuple[str, ...] = ("file://",)) -> str:
+    for m in markers:
+        if path.startswith(m):
+            path = path[len(m):]
+    return path
