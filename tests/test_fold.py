@@ -102,7 +102,10 @@ def test_events_of_another_session_are_ignored():
 
 _CMDS = ["pytest", "pytest | tail -5", "pytest -v", "pytest tests/t.py::test_a", "cat a.py | head -5",
          "bash -c pytest", "cat .env", "make", "make | tail -3", "ctx get r:00000000abcd:L1-2",
-         "ctx run -- 'pytest -q'", "", "'unterminated", "git status"]
+         "ctx run -- 'pytest -q'", "", "'unterminated", "git status", "npm test -- --run",
+         "npm test > /tmp/t.log 2>&1", "tail -20 /tmp/t.log", "grep -c FAIL /tmp/t.log", "git stash",
+         "git diff --stat | grep -v logs/", "curl -s localhost:8000/health | jq .", "gh run view 3 | tail -2",
+         "curl -s https://x.test/a | python3 -c 'import sys; print(sys.stdin.read()[:9])'"]
 _event = st.one_of(
     st.builds(lambda c, d, i: Event("command", command=c, decision=d, tool_use_id="t%d" % i, cwd="/p"),
               st.sampled_from(_CMDS), st.sampled_from([None, "pass", "rewrite", "deny"]), st.integers(0, 6)),
@@ -113,7 +116,10 @@ _event = st.one_of(
               st.sampled_from(_CMDS), st.integers(0, 2), st.sampled_from([None, 1, 5]), st.sampled_from([None, 0, 3])),
     st.builds(lambda r: Event("retrieval", address=H + ":L1-2", handle=H, result=r), st.sampled_from(["know", "miss"])),
     st.sampled_from([Event("edit"), Event("prompt"), Event("compaction"), Event("session_start"),
-                     Event("read", paths=("tests/t.py",))]),
+                     Event("read", paths=("tests/t.py",)), Event("edit", paths=("/tmp/t.log",), cwd="/p"),
+                     Event("task_end", tool_use_id="t2", paths=("/tmp/t.log",))]),
+    st.builds(lambda i: Event("command", command="make > build.log", background=True, tool_use_id="t%d" % i,
+                              cwd="/p"), st.integers(0, 6)),
 )
 
 
