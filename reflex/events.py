@@ -13,8 +13,8 @@ Kinds:
 * ``result``    a command finished (PostToolUse / PostToolUseFailure / tool_result), paired by
                 ``tool_use_id``.  ``ran`` is False when the call never ran (denied, rejected,
                 interrupted); ``truncated`` when the harness cut the output before the agent
-                saw it; ``paths`` for a background command: the files the harness writes its
-                output to.
+                saw it; ``reason`` "timed out" when the harness stopped the command; ``paths``
+                for a background command: the files the harness writes its output to.
 * ``run``       ``ctx run`` stored an output and printed a digest: ``handle``, ``density``,
                 ``reason``, ``hints`` (addresses emitted), ``failed_ids``, ``failed_count``,
                 ``omitted``, ``truncated``, ``worktree_hash``.

@@ -356,6 +356,7 @@ def _result(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
         return []                       # never ran: no view
     issue.done, issue.ran, issue.exit_code, issue.done_seq = True, True, ev.exit_code, ev.seq
     issue.lossy = "output truncated by the harness" if ev.truncated else issue.own_lossy
+    issue.timed_out = ev.reason == "timed out"
     tr.views[issue.core_hash] = issue
     tr.rviews[issue.rkey] = issue
     return []                           # a result opens a view; no detector judges a result alone

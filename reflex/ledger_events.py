@@ -128,10 +128,12 @@ def events_from_row(row: dict) -> list[Event]:
         exit_code = _int(row.get("exit_code"))
         if hook == "PostToolUseFailure" and exit_code is None:
             exit_code = 1
+        err = data.get("error") if isinstance(data.get("error"), str) else ""
         return [Event("result", tool_name=tool, command=row.get("command"), exit_code=_int(row.get("exit_code")),
                       ran=not interrupted,
                       truncated=harness_cut(row.get("harness") or "claude", exit_code, _int(row.get("output_bytes")),
-                                            data.get("persisted_output")), **base)]
+                                            data.get("persisted_output")),
+                      reason="timed out" if "Command timed out after " in err else None, **base)]
     if hook == "SessionStart":
         if data.get("source") == "compact":
             return [Event("compaction", **base)]

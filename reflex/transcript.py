@@ -13,8 +13,9 @@ Translation (in file order, one session per file):
     tool_use Bash                                                     -> command, plus an edit
                                                                          when the command writes files
     tool_result of a Bash call                                        -> result (ran, exit code,
-                                                                         the harness's cut, a background
-                                                                         command's output file); a ctx
+                                                                         the harness's cut or timeout, a
+                                                                         background command's output
+                                                                         file); a ctx
                                                                          digest in it also gives a run,
                                                                          a `ctx get/search` a retrieval
     tool_use Edit / Write / MultiEdit / NotebookEdit                  -> edit
@@ -73,6 +74,8 @@ _NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed", "[Request 
 _TRUNCATED = re.compile(r"<persisted-output>|^Output too large|\.\.\. \[\d+ (?:lines?|characters?) truncated\] \.\.\.",
                         re.M)
 _BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
+# The harness stopped the command: what it printed is where it was killed, not a cut view.
+_TIMED_OUT = re.compile(r"^Command timed out after ", re.M)
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)(?:</task-notification>|$)", re.S)
 _HEADER = re.compile(r"^\[ctx\] (?P<label>[^|]+?) \| (?P<density>[a-z-]+)(?: \((?P<reason>[^)]*)\))?"
                      r" \| exit (?P<exit>-?\d+|unknown)(?P<rest>.*?)(?P<handle>r:[0-9a-f]{12})(?P<tail>.*)$")
@@ -326,7 +329,8 @@ class _Builder:
             if digest is not None:
                 self.emit("run", tool_use_id=tid, command=command, cwd=cwd, **digest)
         self.emit("result", tool_use_id=tid, tool_name="Bash", exit_code=exit_code if ran else None,
-                  ran=ran, truncated=truncated, paths=bg_paths, cwd=cwd)
+                  ran=ran, truncated=truncated, paths=bg_paths, cwd=cwd,
+                  reason="timed out" if ran and _TIMED_OUT.search(text) else None)
 
     # -- damaged lines ---------------------------------------------------------------------
     def salvage(self, line: str, cwd: str | None) -> None:

@@ -601,3 +601,11 @@ def test_firing_to_json_has_the_signal():
     j = s.fired("starvation")[0].to_json()
     assert set(j) == {"detector", "tool_use_id", "core_hash", "core", "reason", "signal", "seq"}
     assert j["signal"]["prior_raw"] == "make | tail -3" and j["signal"]["raw"] == "make | tail -30"
+
+
+def test_a_run_the_harness_stopped_is_retried_not_starved():
+    s = Session()
+    t = s.cmd("esphome compile app.yaml 2>&1 | tail -30")
+    s._apply("result", tool_use_id=t, exit_code=1, ran=True, reason="timed out")
+    s.call("esphome compile app.yaml 2>&1 | grep -i error")
+    assert s.fired("starvation") == []

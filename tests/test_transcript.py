@@ -194,6 +194,15 @@ def test_the_harness_cut_is_read_wherever_its_marker_is():
     assert res == {"t1": True, "t2": True, "t3": False}
 
 
+def test_a_command_the_harness_stopped_says_so():
+    ev = events_from_lines(lines(
+        assistant(use("t1", "Bash", command="npm run e2e")),
+        result("t1", "Command timed out after 2m 0.0s\nrunning suite 3 of 9", is_error=True),
+    ))
+    (res,) = [e for e in ev if e.kind == "result"]
+    assert res.reason == "timed out" and res.ran is True
+
+
 def test_a_transcript_stored_as_one_json_array_reads_the_same(tmp_path):
     recs = [assistant(use("t1", "Bash", command="pytest -q | tail -5")), result("t1", "1 failed")]
     a, b = tmp_path / "a.jsonl", tmp_path / "chat.json"

@@ -8,7 +8,8 @@ file), the view it got did not serve it.  Every re-issue is classified:
 
     censored    a censoring boundary (compaction, session start/end) since the last view
     progress    what the producer reads changed since the last view: a re-run after an edit
-    retry       a command that changes state (git checkout, an install, a POST), run again
+    retry       a command that changes state (git checkout, an install, a POST), run again, or
+                any command whose last run the harness stopped (timed out): it never finished
     paging      a file read again: another window of it, the same one, or any view of a file
                 that is not a finished log (reading source is reading, not re-running)
     polling     a background task still writes what it reads, the line sleeps, or its output
@@ -125,6 +126,8 @@ def classify(track: Track, obs: Obs, policy) -> tuple[str | None, str | None]:
         return _classify_read(track, obs, policy, issue, prior)
     if track.changed(prior, issue.changes, issue.wt):
         return "progress", "the worktree changed since the last view"
+    if prior.timed_out:
+        return "retry", "the last run was stopped before it finished"
     if issue.mutation:
         return "retry", "a command that changes state, again (%s)" % issue.mutation
     if issue.family == "file-read":

@@ -101,6 +101,7 @@ class Issue:
     exit_code: int | None = None
     failed_count: int | None = None
     done_seq: int | None = None
+    timed_out: bool = False        # the harness stopped it: its output ends where it was killed
 
     def to_json(self) -> dict:
         return {"seq": self.seq, "tool_use_id": self.tool_use_id, "core_hash": self.core_hash,
@@ -110,7 +111,7 @@ class Issue:
                 "instrumented": self.instrumented, "lossy": self.lossy, "density": self.density,
                 "handle": self.handle, "exit_code": self.exit_code, "failed_count": self.failed_count,
                 "done_seq": self.done_seq, "rkey": self.rkey, "read_path": self.read_path,
-                "mutation": self.mutation, "live": self.live}
+                "mutation": self.mutation, "live": self.live, "timed_out": self.timed_out}
 
 
 @dataclass(slots=True)
