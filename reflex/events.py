@@ -9,7 +9,8 @@ Kinds:
 * ``command``   the agent issued a shell command (PreToolUse of Bash).  ``command`` is the text
                 as the model wrote it, ``decision`` what ctx answered (pass / rewrite / deny,
                 ``decision_detail`` the rewritten command or the deny rule), ``background``
-                whether it runs detached, ``worktree_hash`` the project's hash at issue time.
+                whether it runs detached, ``worktree_hash`` the project's hash at issue time,
+                ``agent_id`` the subagent that issued it (None: the session's own agent).
 * ``result``    a command finished (PostToolUse / PostToolUseFailure / tool_result), paired by
                 ``tool_use_id``.  ``ran`` is False when the call never ran (denied, rejected,
                 interrupted); ``truncated`` when the harness cut the output before the agent
@@ -73,6 +74,7 @@ class Event:
     truncated: bool | None = None
     paths: tuple[str, ...] = ()
     model: str | None = None
+    agent_id: str | None = None      # the subagent that made the call (hooks inside subagents say so)
     # run details
     handle: str | None = None
     density: str | None = None

@@ -27,7 +27,6 @@ still recorded, but every query answers as if nothing had latched.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from dataclasses import dataclass
@@ -144,10 +143,18 @@ def _sig(state: ReflexState, command: str, cwd: str | None):
     return hit[0]
 
 
-@functools.lru_cache(maxsize=_SIG_CACHE)
-def _reading_of(sig, cwd: str | None):
-    mut = mutation(sig)
-    return rerun_view(sig, cwd), mut, None if mut else live_reason(sig)
+_READINGS: dict = {}     # (command, cwd) -> reading: a pure function of the signature, shared
+
+
+def _reading_of(command: str, cwd: str | None, sig):
+    key = (command, cwd)
+    hit = _READINGS.get(key)
+    if hit is None:
+        if len(_READINGS) >= _SIG_CACHE:
+            _READINGS.clear()
+        mut = mutation(sig)
+        hit = _READINGS[key] = (rerun_view(sig, cwd), mut, None if mut else live_reason(sig))
+    return hit
 
 
 def _reading(state: ReflexState, command: str, cwd: str | None, sig):
@@ -157,7 +164,7 @@ def _reading(state: ReflexState, command: str, cwd: str | None, sig):
     hit = state._sigs.get(key)
     if hit is not None and hit[1] is not None:
         return hit[1]
-    reading = _reading_of(sig, cwd)
+    reading = _reading_of(command, cwd, sig)
     if len(state._sigs) >= _SIG_CACHE:
         state._sigs.clear()
     state._sigs[key] = (sig, reading)
@@ -170,7 +177,10 @@ def _new_issue(state: ReflexState, ev: Event, sig, text: str, decision, backgrou
     issue = Issue(ev.seq, ev.tool_use_id, sig.core_hash, sig.core, sig.family, _raw(text), rv.view,
                   own_lossiness(sig) or rv.lossy, tr.changes, tr.epoch, ev.worktree_hash, decision, background,
                   tuple(sig.wrapper_route))
-    issue.rkey, issue.read_path, issue.window = rv.key, rv.read_path, rv.window
+    # A subagent's calls share the session (and its hook events) but not its context: what the
+    # main agent saw says nothing about what a subagent asks again, and vice versa.
+    issue.rkey = rv.key if not ev.agent_id else "%s\0agent:%s" % (rv.key, ev.agent_id)
+    issue.read_path, issue.window = rv.read_path, rv.window
     issue.mutation = mut[0] if mut else None
     issue.live = live
     return issue

@@ -109,7 +109,9 @@ def events_from_row(row: dict) -> list[Event]:
             return [Event("command", tool_name=tool, command=row["command"], decision=decision,
                           decision_detail=row.get("decision_detail"),
                           background=bool(tool_input.get("run_in_background")),
-                          worktree_hash=data.get("worktree_hash"), **base)]
+                          worktree_hash=data.get("worktree_hash"),
+                          agent_id=data.get("agent_id") if isinstance(data.get("agent_id"), str) else None,
+                          **base)]
         if decision == "deny":
             return []
         if tool in EDIT_TOOLS or tool in SUBAGENT_TOOLS:

@@ -609,3 +609,15 @@ def test_a_run_the_harness_stopped_is_retried_not_starved():
     s._apply("result", tool_use_id=t, exit_code=1, ran=True, reason="timed out")
     s.call("esphome compile app.yaml 2>&1 | grep -i error")
     assert s.fired("starvation") == []
+
+
+def test_a_subagent_asking_again_is_not_the_main_agent_starving():
+    # Hooks inside subagents carry the session's id and an agent_id: one fold, two contexts.
+    s = Session()
+    s.call("pytest -q | tail -5")
+    s._apply("command", tool_use_id="sub1", tool_name="Bash", command="pytest -q | grep FAILED", cwd=s.cwd,
+             agent_id="a7")
+    s.result("sub1")
+    assert s.fired("starvation") == []
+    t = s.call("pytest -q | grep FAILED")
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]

@@ -296,3 +296,12 @@ def test_replay_lists_the_class_of_every_re_run(tmp_path):
     assert classes == [None, "starvation", "progress"]
     from reflex.replay import render_text
     assert "re-run: starvation (a new view after one that left out grep)" in render_text(rep)
+
+
+def test_ledger_rows_of_a_subagent_s_call_say_which_agent():
+    from reflex.ledger_events import events_from_row
+    row = {"kind": "hook", "hook_event": "PreToolUse", "tool_name": "Bash", "session_id": "s", "seq": 4,
+           "tool_use_id": "t9", "command": "pytest -q", "decision": "pass",
+           "data": json.dumps({"agent_id": "a7", "tool_input": {}})}
+    (ev,) = events_from_row(row)
+    assert ev.kind == "command" and ev.agent_id == "a7"

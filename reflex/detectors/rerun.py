@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 from dataclasses import dataclass
 
 from reflex.events import abs_path
@@ -192,14 +191,25 @@ def _py_view(code_words: list[str]) -> tuple | None:
     return None
 
 
+# Words of a canonical core, quotes removed.  Not a shell parser (the signature was one): the
+# rules here read programs, subcommands, flags, URLs and one quoted script, and shlex costs a
+# millisecond on a long quoted command, on the hook's path.
+_TOKEN = re.compile(r"(?:'[^']*'|\"(?:\\.|[^\"\\])*\"|[^\s'\"]+)+")
+_QUOTED = re.compile(r"'([^']*)'|\"((?:\\.|[^\"\\])*)\"")
+
+
+def _unquote(tok: str) -> str:
+    if "'" not in tok and '"' not in tok:
+        return tok
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else re.sub(r"\\(.)", r"\1", m.group(2)),
+                       tok)
+
+
 @functools.lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
-    if not any(c in text for c in "'\"\\"):
-        return tuple(text.split())          # a canonical core needs shlex only around quotes
-    try:
-        return tuple(shlex.split(text))
-    except ValueError:
+    if not any(c in text for c in "'\""):
         return tuple(text.split())
+    return tuple(_unquote(t) for t in _TOKEN.findall(text))
 
 
 def _split_words(text: str) -> list[str]:
@@ -234,22 +244,23 @@ def rerun_view(sig, cwd: str | None = None) -> RerunView:
         tail = " | " + seg.core
         if not core.endswith(tail):
             continue             # a slicer the signature already took out of the core
-        pv = _py_view(_split_words(seg.core))
+        pv = _py_view(_split_words(seg.core)) if seg.core.startswith("python") else None
         if pv is None:
             break
         core = core[: -len(tail)]
         extra_view.append(("pipe", pv[1]))
         if pv[0] == "filter":
             lossy = lossy or "a python filter"
-    words = _split_words(core)
+    key = core
     if sig.family in _RUNNER_FAMILIES:
-        words, v = _strip_runner_flags(words, sig.family)
+        words, v = _strip_runner_flags(_split_words(core), sig.family)
         extra_view.extend(v)
+        key = " ".join(words)
     elif sig.family == "git" and " ; " not in core and " && " not in core and " | " not in core:
-        words, v, count_lossy = _strip_git_display(words)
+        words, v, count_lossy = _strip_git_display(_split_words(core))
         extra_view.extend(v)
         lossy = lossy or count_lossy
-    key = " ".join(words)
+        key = " ".join(words)
     return RerunView("%s\0%s" % (cwd or "", key), base_view + tuple(sorted(extra_view)), lossy)
 
 
@@ -295,12 +306,18 @@ _NET_MUTATING = re.compile(r"(^|\s)(-X\s*(POST|PUT|PATCH|DELETE)|--request[= ](P
                            re.I)
 
 
+_HEAD_CHARS = 400
+
+
 def _work_words(sig) -> list[list[str]]:
+    """The words of each working segment; only its head: programs, subcommands, flags and
+    URLs come first, and a heredoc or inline script can be thousands of characters."""
     out = []
     for s in (sig.segments or (sig,)):
         if s.op == "|":
             continue
-        w = _split_words(s.core)
+        text = s.core if len(s.core) <= _HEAD_CHARS else s.core[:_HEAD_CHARS].rsplit(" ", 1)[0]
+        w = _split_words(text)
         if w:
             out.append(w)
     return out
