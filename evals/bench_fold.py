@@ -1,34 +1,34 @@
-"""Fold + detectors cost: µs per event for SessionReflex.apply, as the daemon pays it.
+"""Fold + detectors cost: µs per event for SessionReflex.apply, as the daemon pays it, against
+the fold before issue 17 measured in the same run.
 
-Every round folds each corpus transcript's events into a fresh SessionReflex (so every
-command's signature is computed, as it is for a live hook call), timing each apply() alone.
-Events come from /work/shared/corpus/transcripts (8 real Claude Code sessions) plus a
-synthetic instrumented session (the seed's starvation loop with runs, retrievals and denies),
-so the run/retrieval paths are timed too.  Target: median < 200 µs per event.
+Every round folds each session's events into a fresh SessionReflex (so every command's
+signature and re-run reading is computed, as it is for a live hook call), timing each apply()
+alone.  Sessions: the 8 CC0 transcripts in ../shared/corpus/transcripts, the real public
+sessions in ../shared/corpus/real-sessions (both splits; converted to JSONL so the older
+reader takes them too) and a synthetic instrumented session (the seed's starvation loop with
+runs, retrievals and denies), so the run/retrieval paths are timed too.  Each tree is timed
+in its own subprocess, the baseline being `reflex/` at evals.baseline_tree.ISSUE17_BASE.
+Target: median < 200 µs per event.
 
-Usage: python evals/bench_fold.py [--rounds N]
+Usage: python evals/bench_fold.py [--rounds N] [--baseline REV | --no-baseline]
 """
 
 import argparse
 import glob
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from evals import _common  # noqa: E402
-from reflex.events import Event  # noqa: E402
-from reflex.fold import SessionReflex  # noqa: E402
-from reflex.policy import default_policy  # noqa: E402
-from reflex.transcript import read_transcript  # noqa: E402
-
-CORPUS = "/work/shared/corpus/transcripts"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(REPO, "..", "shared", "corpus")
 TARGET_US = 200.0
 
 
-def synthetic_session(n_loops=20):
+def synthetic_session(Event, n_loops=20):
     h = "r:0123456789ab"
     ev, n = [Event("session_start", seq=0, model="claude-haiku-4-5")], 1
 
@@ -51,16 +51,22 @@ def synthetic_session(n_loops=20):
     return ev
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
-    args = ap.parse_args()
-    sessions = [read_transcript(p) for p in sorted(glob.glob(os.path.join(CORPUS, "*.jsonl")))]
-    sessions.append(synthetic_session())
+def _pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100.0 * (len(xs) - 1))))]
+
+
+def child(paths, rounds):
+    """Time the fold of whatever `reflex` this interpreter imports: -> JSON on stdout."""
+    from reflex.events import Event
+    from reflex.fold import SessionReflex
+    from reflex.policy import default_policy
+    from reflex.transcript import read_transcript
+    sessions = [read_transcript(p) for p in paths]
+    sessions.append(synthetic_session(Event))
     policy = default_policy()
-    per_kind: dict[str, list[float]] = {}
-    all_us: list[float] = []
-    for _ in range(args.rounds):
+    per_kind, all_us, errors = {}, [], 0
+    for _ in range(rounds):
         for events in sessions:
             sr = SessionReflex(policy, reflexes=True)
             for e in events:
@@ -69,30 +75,84 @@ def main():
                 dt = (time.perf_counter_ns() - t0) / 1000.0
                 all_us.append(dt)
                 per_kind.setdefault(e.kind, []).append(dt)
-            assert sr.state.errors == 0, sr.state.last_error
-    med = statistics.median(all_us)
+            errors += sr.state.errors
+    out = {"events_per_round": sum(len(s) for s in sessions), "errors": errors,
+           "median_us": round(statistics.median(all_us), 1), "p95_us": round(_pct(all_us, 95), 1),
+           "p99_us": round(_pct(all_us, 99), 1), "max_us": round(max(all_us), 1),
+           "per_kind": {k: {"n": len(v), "median_us": round(statistics.median(v), 1),
+                            "p95_us": round(_pct(v, 95), 1)} for k, v in sorted(per_kind.items())}}
+    print(json.dumps(out))
+
+
+def _jsonl_copies(tmp):
+    """Every corpus transcript as a JSONL file (the real sessions are stored as JSON arrays)."""
+    out = sorted(glob.glob(os.path.join(SHARED, "transcripts", "*.jsonl")))
+    for p in sorted(glob.glob(os.path.join(SHARED, "real-sessions", "*", "*.json"))):
+        with open(p, encoding="utf-8", errors="replace") as f:
+            recs = json.load(f)
+        dst = os.path.join(tmp, os.path.basename(p) + "l")
+        with open(dst, "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        out.append(dst)
+    return out
+
+
+def _time_tree(root, paths, rounds):
+    env = dict(os.environ)
+    if root:
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--rounds", str(rounds)] + paths
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root or REPO, timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError("fold timing failed in %s: %s" % (root or "this tree", proc.stderr[-2000:]))
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--baseline", default=None, help="git revision of the baseline fold")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.paths, args.rounds)
+    sys.path.insert(0, REPO)
+    from evals import _common, baseline_tree
+    rev = args.baseline or baseline_tree.ISSUE17_BASE
+    with tempfile.TemporaryDirectory(prefix="ctx-fold-") as tmp:
+        paths = _jsonl_copies(tmp)
+        now = _time_tree(REPO, paths, args.rounds)
+        base = None
+        if not args.no_baseline:
+            with baseline_tree.checkout(rev) as root:
+                base = _time_tree(root, paths, args.rounds) if root else None
     result = {
-        "machine": _common.machine(),
-        "rounds": args.rounds,
-        "events_per_round": sum(len(s) for s in sessions),
-        "median_us": round(med, 1),
-        "p95_us": round(_common.pct(all_us, 95), 1),
-        "p99_us": round(_common.pct(all_us, 99), 1),
-        "max_us": round(max(all_us), 1),
-        "per_kind": {k: {"n": len(v), "median_us": round(statistics.median(v), 1),
-                         "p95_us": round(_common.pct(v, 95), 1)} for k, v in sorted(per_kind.items())},
-        "target_median_us": TARGET_US,
-        "pass": med < TARGET_US,
+        "machine": _common.machine(), "rounds": args.rounds, "transcripts": len(paths),
+        **{k: now[k] for k in ("events_per_round", "median_us", "p95_us", "p99_us", "max_us", "per_kind")},
+        "errors": now["errors"], "target_median_us": TARGET_US, "pass": now["median_us"] < TARGET_US,
+        "baseline": {"rev": rev, **base} if base else None,
+        "ratio_median": round(now["median_us"] / base["median_us"], 3) if base and base["median_us"] else None,
+        "ratio_command_median": (round(now["per_kind"]["command"]["median_us"] /
+                                       base["per_kind"]["command"]["median_us"], 3) if base else None),
     }
     print("fold + detectors, µs per event (%d events x %d rounds)" % (result["events_per_round"], args.rounds))
-    print("  %-14s %8s %10s %10s" % ("kind", "n", "median", "p95"))
+    print("  %-14s %8s %10s %10s %12s" % ("kind", "n", "median", "p95", "base median"))
     for k, v in result["per_kind"].items():
-        print("  %-14s %8d %10.1f %10.1f" % (k, v["n"], v["median_us"], v["p95_us"]))
-    print("  %-14s %8d %10.1f %10.1f   (p99 %.1f, max %.1f)" % ("all", len(all_us), result["median_us"],
-                                                                result["p95_us"], result["p99_us"], result["max_us"]))
+        b = (base or {}).get("per_kind", {}).get(k, {})
+        print("  %-14s %8d %10.1f %10.1f %12s" % (k, v["n"], v["median_us"], v["p95_us"], b.get("median_us", "-")))
+    print("  %-14s %8s %10.1f %10.1f %12s   (p99 %.1f, max %.1f)" % (
+        "all", "", result["median_us"], result["p95_us"], base["median_us"] if base else "-",
+        result["p99_us"], result["max_us"]))
+    if base:
+        print("ratio to the fold at %s: median %.2fx, commands %.2fx" % (rev, result["ratio_median"],
+                                                                       result["ratio_command_median"]))
     print("target median < %.0f µs: %s" % (TARGET_US, "PASS" if result["pass"] else "FAIL"))
     print("wrote", _common.write_json("bench_fold.json", result))
+    return 0 if result["pass"] and not now["errors"] else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,49 +1,130 @@
-"""Starvation against hand labels: `ctx replay` over the real Claude Code transcripts in
-shared/corpus/transcripts, compared with tests/data/transcript_labels.json (every re-run in
-those sessions, labelled starvation / progress / paging / polling / other, with why).
+"""Starvation against hand labels, per set, before and after issue 17, in the same run.
 
-Usage: python evals/bench_labels.py
+`ctx replay` over each labelled set (tests/rerun_labels.py: the CC0 transcripts, the real
+public sessions used to build the detector, and the held-out real sessions never tuned
+against), scored against the labels written before the detector ran on them.  The same sets
+are replayed by `reflex/` at evals.baseline_tree.ISSUE17_BASE in a subprocess (the detector
+as the issue found it; the real sessions handed to it as JSONL, the only form its reader
+takes).  Reported per set, never pooled: precision and recall with their n, "n/a" when
+nothing fired or nothing was labelled starved; by firings (the detector warns once per streak
+of starved re-runs) and by re-runs (every re-run it classified starved); and firings on
+re-runs after a change or on polling/state-changing commands, which must be 0.
+
+Usage: python evals/bench_labels.py [--baseline REV | --no-baseline]
 """
 
-import glob
+import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from evals import _common  # noqa: E402
+from evals import _common, baseline_tree  # noqa: E402
+from tests import rerun_labels  # noqa: E402
+
+# Run inside the baseline tree: its replay, its classification (recorded by wrapping
+# starvation.classify, which its detect() looks up at call time).
+_BASELINE_CHILD = r'''
+import json, sys
+import reflex.detectors.starvation as st
+seen = {}
+orig = st.classify
+def wrapped(track, obs, policy):
+    r = orig(track, obs, policy)
+    if r[0] == "starvation":
+        seen.setdefault(obs.event.tool_use_id, r[1])
+    return r
+st.classify = wrapped
+from reflex.replay import load, replay
+out = {}
+for name, paths in json.load(sys.stdin).items():
+    fired = {}
+    seen.clear()
+    for p in paths:
+        rep = replay(load(p, "claude"))
+        for f in rep["firings"]:
+            if f["detector"] == "starvation" and not f["reason"].startswith("circuit breaker"):
+                fired.setdefault(f["tool_use_id"], f["reason"])
+    out[name] = {"fired": fired, "classified": dict(seen)}
+print(json.dumps(out))
+'''
+
+
+def _as_jsonl(paths, tmp):
+    out = []
+    for p in paths:
+        if p.endswith(".jsonl"):
+            out.append(p)
+            continue
+        with open(p, encoding="utf-8", errors="replace") as f:
+            recs = json.load(f)
+        dst = os.path.join(tmp, os.path.basename(os.path.dirname(p)) + "__" + os.path.basename(p) + "l")
+        with open(dst, "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        out.append(dst)
+    return out
+
+
+def baseline(rev, files):
+    with tempfile.TemporaryDirectory(prefix="ctx-labels-") as tmp:
+        sets = {name: _as_jsonl(paths, tmp) for name, paths in files.items()}
+        with baseline_tree.checkout(rev) as root:
+            if root is None:
+                return None
+            proc = subprocess.run([sys.executable, "-c", _BASELINE_CHILD], input=json.dumps(sets),
+                                  capture_output=True, text=True, env=baseline_tree.env(root), cwd=root,
+                                  timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError("baseline replay failed: %s" % proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _line(name, when, d):
+    def f(x):
+        return "n/a" if x is None else "%.2f" % x
+    return ("  %-13s %-6s firings: P %s (n=%d) R %s (n=%d) | re-runs: P %s (n=%d) R %s (n=%d) | "
+            "after change %d, on polling/state %d" % (
+                name, when, f(d["firings"]["precision"]), d["firings"]["precision_n"], f(d["firings"]["recall"]),
+                d["firings"]["recall_n"], f(d["reruns"]["precision"]), d["reruns"]["precision_n"],
+                f(d["reruns"]["recall"]), d["reruns"]["recall_n"], d["firings"]["after_change"],
+                d["firings"]["on_polling_or_state"]))
 
 
 def main():
-    corpus = sorted(glob.glob(os.path.join(REPO, "..", "shared", "corpus", "transcripts", "*.jsonl")))
-    if not corpus:
-        print("no transcripts in ../shared/corpus/transcripts: skipped")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--baseline", default=None, help="git revision of the detector to compare with")
+    ap.add_argument("--no-baseline", action="store_true")
+    args = ap.parse_args()
+    rev = args.baseline or baseline_tree.ISSUE17_BASE
+    files = {name: rerun_labels.set_files(name) for name in rerun_labels.SETS}
+    files = {k: v for k, v in files.items() if v}
+    if not files:
+        print("no labelled transcripts under ../shared/corpus: skipped")
         return 0
-    from reflex.replay import load, replay
-    with open(os.path.join(REPO, "tests", "data", "transcript_labels.json")) as f:
-        labels = json.load(f)["labels"]
-    fired = set()
-    commands = 0
-    for p in corpus:
-        rep = replay(load(p))
-        commands += rep.get("commands", 0) if isinstance(rep, dict) else 0
-        fired |= {(os.path.basename(p), f["tool_use_id"]) for f in rep["firings"] if f["detector"] == "starvation"}
-    positive = {(lab["transcript"], lab["tool_use_id"]) for lab in labels if lab["label"] == "starvation"}
-    after_change = {(lab["transcript"], lab["tool_use_id"]) for lab in labels if lab["label"] == "progress"}
-    tp, fp, fn = len(fired & positive), len(fired - positive), len(positive - fired)
-    res = {"machine": _common.machine(), "transcripts": len(corpus), "reruns_labelled": len(labels),
-           "by_label": {k: sum(1 for lab in labels if lab["label"] == k) for k in
-                        ("starvation", "progress", "paging", "polling", "other")},
-           "tp": tp, "fp": fp, "fn": fn,
-           # None (n/a) when nothing fired / nothing was labelled: never a perfect score from no evidence.
-           "precision": tp / (tp + fp) if tp + fp else None, "precision_n": tp + fp,
-           "recall": tp / (tp + fn) if tp + fn else None, "recall_n": tp + fn,
-           "false_starvation_after_change": len(fired & after_change)}
-    print(json.dumps(res, indent=2))
+    before = None if args.no_baseline else baseline(rev, files)
+    res = {"machine": _common.machine(), "baseline_rev": None if before is None else rev, "sets": {}}
+    print("starvation vs hand labels (%s)" % ("after | before = %s" % rev if before else "after"))
+    for name, paths in files.items():
+        fired, classified, commands = rerun_labels.replay_set(name)
+        after = rerun_labels.score(name, fired, classified)
+        entry = {"transcripts": len(paths), "commands": commands, "after": after}
+        if before is not None:
+            entry["before"] = rerun_labels.score(name, before[name]["fired"], before[name]["classified"])
+        res["sets"][name] = entry
+        print("%s: %d transcripts, %d re-runs labelled (%s)" % (
+            name, len(paths), after["reruns_labelled"], ", ".join("%s %d" % kv for kv in after["by_label"].items() if kv[1])))
+        print(_line(name, "after", after))
+        if before is not None:
+            print(_line(name, "before", entry["before"]))
     print("wrote", _common.write_json("bench_labels.json", res))
-    return 0
+    ok = all(s["after"]["firings"]["after_change"] == 0 and s["after"]["firings"]["on_polling_or_state"] == 0
+             for s in res["sets"].values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

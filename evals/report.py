@@ -225,8 +225,15 @@ def fold_rows():
     out = []
     d = _load("bench_fold.json")
     if d:
-        out.append(row(5, "fold + detectors per event (median)", d.get("median_us"), "µs", target="< 200 µs",
+        base = d.get("baseline") or {}
+        out.append(row(5, "fold + detectors per event (median)", d.get("median_us"), "µs",
+                       "fold at %s" % base["rev"] if base else None, base.get("median_us"), target="< 200 µs",
                        ok=d.get("pass"), note="p95 %s µs" % d.get("p95_us")))
+        if base:
+            out.append(row(17, "fold per command event (median)", _get(d, "per_kind.command.median_us"), "µs",
+                           "fold at %s" % base["rev"], _get(base, "per_kind.command.median_us"),
+                           note="p95 %s µs (before %s)" % (_get(d, "per_kind.command.p95_us"),
+                                                          _get(base, "per_kind.command.p95_us"))))
     r = _load("bench_replay.json")
     if r:
         out.append(row(5, "replay of a %.1f MB transcript (ctx replay, wall)" % (r["bytes"] / 1e6),
@@ -236,17 +243,37 @@ def fold_rows():
 
 def labels_rows():
     d = _load("bench_labels.json")
-    if not d:
-        return [row(5, "starvation vs hand labels", None, note="not measured")]
-    note = "%d re-runs labelled in %d real transcripts (%s); tp %d fp %d fn %d" % (
-        d["reruns_labelled"], d["transcripts"], ", ".join("%s %d" % kv for kv in d["by_label"].items() if kv[1]),
-        d["tp"], d["fp"], d["fn"])
-    return [row(5, "starvation precision vs labels (n=%d firings)" % d.get("precision_n", d["tp"] + d["fp"]),
-                d["precision"], "", note=note + ("" if d["precision"] is not None else "; n/a: nothing fired")),
-            row(5, "starvation recall vs labels (n=%d labelled starved)" % d.get("recall_n", d["tp"] + d["fn"]),
-                d["recall"], "", note="" if d["recall"] is not None else "n/a: no starved re-run labelled"),
-            row(5, "false starvation on re-runs after a change", d["false_starvation_after_change"], "",
-                target="0", ok=d["false_starvation_after_change"] == 0)]
+    if not d or not d.get("sets"):
+        return [row(17, "starvation vs hand labels", None, note="not measured")]
+
+    def fmt(x):
+        return "n/a" if x is None else x
+
+    out = []
+    for name, s in d["sets"].items():
+        after, before = s["after"], s.get("before")
+        note = "%d re-runs labelled in %d transcripts (%s)" % (
+            after["reruns_labelled"], s["transcripts"],
+            ", ".join("%s %d" % kv for kv in after["by_label"].items() if kv[1]))
+        for what, label in (("reruns", "re-runs"), ("firings", "firings")):
+            a, b = after[what], (before or {}).get(what)
+            base = d.get("baseline_rev")
+            out.append(row(17, "%s: starvation precision by %s (n=%d)" % (name, label, a["precision_n"]),
+                           fmt(a["precision"]), "", "before (%s), n=%d" % (base, b["precision_n"]) if b else None,
+                           fmt(b["precision"]) if b else None,
+                           target=">= 0.9" if name.startswith("real") else None,
+                           ok=(a["precision"] is None or a["precision"] >= 0.9) if name.startswith("real") else None,
+                           note=note if what == "reruns" else ""))
+            out.append(row(17, "%s: starvation recall by %s (n=%d)" % (name, label, a["recall_n"]),
+                           fmt(a["recall"]), "", "before (%s), n=%d" % (base, b["recall_n"]) if b else None,
+                           fmt(b["recall"]) if b else None,
+                           target=">= 0.8" if name.startswith("real") and what == "reruns" else None,
+                           ok=(a["recall"] is not None and a["recall"] >= 0.8)
+                           if name.startswith("real") and what == "reruns" else None))
+        bad = after["firings"]["after_change"] + after["firings"]["on_polling_or_state"]
+        out.append(row(17, "%s: firings after a change or on polling/state-changing commands" % name, bad, "",
+                       target="0", ok=bad == 0))
+    return out
 
 
 def stats_rows():

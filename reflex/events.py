@@ -9,11 +9,13 @@ Kinds:
 * ``command``   the agent issued a shell command (PreToolUse of Bash).  ``command`` is the text
                 as the model wrote it, ``decision`` what ctx answered (pass / rewrite / deny,
                 ``decision_detail`` the rewritten command or the deny rule), ``background``
-                whether it runs detached, ``worktree_hash`` the project's hash at issue time.
+                whether it runs detached, ``worktree_hash`` the project's hash at issue time,
+                ``agent_id`` the subagent that issued it (None: the session's own agent).
 * ``result``    a command finished (PostToolUse / PostToolUseFailure / tool_result), paired by
                 ``tool_use_id``.  ``ran`` is False when the call never ran (denied, rejected,
                 interrupted); ``truncated`` when the harness cut the output before the agent
-                saw it.
+                saw it; ``reason`` "timed out" when the harness stopped the command; ``paths``
+                for a background command: the files the harness writes its output to.
 * ``run``       ``ctx run`` stored an output and printed a digest: ``handle``, ``density``,
                 ``reason``, ``hints`` (addresses emitted), ``failed_ids``, ``failed_count``,
                 ``omitted``, ``truncated``, ``worktree_hash``.
@@ -22,9 +24,12 @@ Kinds:
 * ``edit``      the worktree changed: an Edit/Write/MultiEdit/NotebookEdit call, a command that
                 writes files, a subagent that may have.  ``paths`` the files, when known.
 * ``read``      a non-shell file read (Read/Grep/Glob tools): ``paths``, with ``:La-b`` ranges.
-* ``prompt``    the user took a turn (a prompt, an answer, a task notification): anything may
-                have changed outside the agent's view, so it counts as a possible change when
-                no worktree hashes are known.
+* ``prompt``    the user took a turn (a prompt, an answer): anything may have changed outside
+                the agent's view, so it counts as a possible change when no worktree hashes are
+                known.
+* ``task_end``  a background command finished (the harness's task notification, a BashOutput
+                that reports it done): ``tool_use_id`` of the command, ``paths`` its output
+                files.  What it wrote is final from here on.
 * ``session_start`` / ``session_end`` / ``compaction``  censoring boundaries: nothing before one
                 is evidence about what the agent does after it.  ``model`` on session_start.
 
@@ -34,10 +39,11 @@ Events are frozen and JSON-able (``to_json`` / ``from_json`` round-trip), so `ct
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from dataclasses import dataclass, fields
 
-KINDS = ("command", "result", "run", "retrieval", "edit", "read", "prompt",
+KINDS = ("command", "result", "run", "retrieval", "edit", "read", "prompt", "task_end",
          "session_start", "session_end", "compaction")
 CENSORING = frozenset({"session_start", "session_end", "compaction"})
 DECISIONS = ("pass", "rewrite", "deny")
@@ -68,6 +74,7 @@ class Event:
     truncated: bool | None = None
     paths: tuple[str, ...] = ()
     model: str | None = None
+    agent_id: str | None = None      # the subagent that made the call (hooks inside subagents say so)
     # run details
     handle: str | None = None
     density: str | None = None
@@ -163,3 +170,13 @@ def handle_of(address: str | None) -> str | None:
 def file_writes(sig) -> tuple[str, ...]:
     """Files a command's signature says it writes (redirects to /dev/null are not files)."""
     return tuple(w.path for w in sig.writes if w.path not in NON_FILES)
+
+
+def abs_path(path: str, cwd: str | None) -> str:
+    """`path` as one spelling per file: joined to `cwd` when relative, normalised; `~` is
+    left alone (the fold never reads the environment)."""
+    if not path:
+        return path
+    if path.startswith(("/", "~")) or not cwd:
+        return posixpath.normpath(path)
+    return posixpath.normpath(posixpath.join(cwd, path))

@@ -32,8 +32,9 @@ import os
 from dataclasses import dataclass
 
 from reflex.detectors import REGISTRY, Firing, Obs
-from reflex.detectors.track import Issue, OpenHints, Track, all_reads, named_targets, own_lossiness, view_key
-from reflex.events import CENSORING, Event, ctx_inner, ctx_retrieval, file_writes
+from reflex.detectors.rerun import live_reason, mutation, rerun_view
+from reflex.detectors.track import Issue, OpenHints, Track, all_reads, named_targets, own_lossiness
+from reflex.events import CENSORING, Event, abs_path, ctx_inner, ctx_retrieval, file_writes
 from reflex.intents import Expect, opened_by
 from reflex.policy import LADDER, Policy, default_policy
 from reflex.signature import signature
@@ -103,6 +104,9 @@ class ReflexState:
         self.tally: dict[str, dict[str, int]] = {}
         self.fired: dict[str, int] = {}
         self._sigs: dict = {}
+        # (tool_use_id, class, why) of the last command judged as a re-issue, for replay's
+        # listing; not part of the state (it is derived from the last event alone).
+        self.last_rerun: tuple | None = None
 
     def as_dict(self) -> dict:
         return {"session_id": self.session_id, "enabled": self.enabled, "policy_epoch": self.policy_epoch,
@@ -131,12 +135,55 @@ def _plain(x):
 
 def _sig(state: ReflexState, command: str, cwd: str | None):
     key = (command, cwd)
-    sig = state._sigs.get(key)
-    if sig is None:
+    hit = state._sigs.get(key)
+    if hit is None:
         if len(state._sigs) >= _SIG_CACHE:
             state._sigs.clear()
-        sig = state._sigs[key] = signature(command, cwd)
-    return sig
+        hit = state._sigs[key] = (signature(command, cwd), None)
+    return hit[0]
+
+
+_READINGS: dict = {}     # (command, cwd) -> reading: a pure function of the signature, shared
+
+
+def _reading_of(command: str, cwd: str | None, sig):
+    key = (command, cwd)
+    hit = _READINGS.get(key)
+    if hit is None:
+        if len(_READINGS) >= _SIG_CACHE:
+            _READINGS.clear()
+        mut = mutation(sig)
+        hit = _READINGS[key] = (rerun_view(sig, cwd), mut, None if mut else live_reason(sig))
+    return hit
+
+
+def _reading(state: ReflexState, command: str, cwd: str | None, sig):
+    """(RerunView, mutation, live reason) of a command: a pure function of its signature,
+    kept with it (sessions share the answers, as they share signatures)."""
+    key = (command, cwd)
+    hit = state._sigs.get(key)
+    if hit is not None and hit[1] is not None:
+        return hit[1]
+    reading = _reading_of(command, cwd, sig)
+    if len(state._sigs) >= _SIG_CACHE:
+        state._sigs.clear()
+    state._sigs[key] = (sig, reading)
+    return reading
+
+
+def _new_issue(state: ReflexState, ev: Event, sig, text: str, decision, background: bool) -> Issue:
+    tr = state.track
+    rv, mut, live = _reading(state, text, ev.cwd, sig)
+    issue = Issue(ev.seq, ev.tool_use_id, sig.core_hash, sig.core, sig.family, _raw(text), rv.view,
+                  own_lossiness(sig) or rv.lossy, tr.changes, tr.epoch, ev.worktree_hash, decision, background,
+                  tuple(sig.wrapper_route))
+    # A subagent's calls share the session (and its hook events) but not its context: what the
+    # main agent saw says nothing about what a subagent asks again, and vice versa.
+    issue.rkey = rv.key if not ev.agent_id else "%s\0agent:%s" % (rv.key, ev.agent_id)
+    issue.read_path, issue.window = rv.read_path, rv.window
+    issue.mutation = mut[0] if mut else None
+    issue.live = live
+    return issue
 
 
 def _raw(text: str | None) -> str:
@@ -206,6 +253,15 @@ def _react(state: ReflexState, firings: list[Firing]) -> None:
                 latch.raw = latch.raw if latch.raw is not None else f.seq
             elif latch.dense is None:
                 latch.dense = f.seq
+            other = f.signal.get("prior_core_hash")
+            if other and not f.signal.get("breaker"):
+                # The same producer spelled the other way (`npm test` / `npm test -- --run`)
+                # gets the denser digest too: the agent may well go back to it.
+                o = state.latches.get(other)
+                if o is None:
+                    o = state.latches[other] = Latch(core=f.signal.get("prior_raw") or "")
+                if o.dense is None:
+                    o.dense = f.seq
         elif f.detector == "affordance":
             if latch.inline is None:
                 latch.inline = f.seq
@@ -220,6 +276,7 @@ def _censor(state: ReflexState) -> None:
     tr.epoch += 1
     tr.background = 0
     tr.bg_paths.clear()
+    tr.bg_tasks.clear()
     for key in sorted(state.intents):
         exp, _, core = key.partition("|")
         _close(state, Expect(exp), core if core != "None" else None, "censored")
@@ -235,18 +292,18 @@ def _command(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
     core_hash = sig.core_hash
     background = bool(ev.background or sig.core.endswith("&")
                       or any(w.split(None, 1)[0] == "nohup" for w in sig.wrappers if w))
-    issue = Issue(ev.seq, ev.tool_use_id, core_hash, sig.core, sig.family, _raw(ev.command), view_key(sig),
-                  own_lossiness(sig), tr.changes, tr.epoch, ev.worktree_hash, ev.decision, background,
-                  tuple(sig.wrapper_route))
+    issue = _new_issue(state, ev, sig, text, ev.decision, background)
+    issue.raw = _raw(ev.command)
     latch = state.latches.get(core_hash)
     if latch is not None and latch.teach == "due" and state.enabled and retrieval is None:
         # The daemon asked escalate_teaching() while deciding this very command and delivered
         # the teaching with it; from here on it stands down for the signature.
         latch.teach = "taught"
         latch.stand_down = True
-    obs = Obs(ev, sig, issue, None if retrieval else tr.views.get(core_hash), retrieval=retrieval,
+    obs = Obs(ev, sig, issue, None if retrieval else tr.rviews.get(issue.rkey), retrieval=retrieval,
               reads=all_reads(sig))
     firings = _run_detectors(state, obs, policy)
+    state.last_rerun = (ev.tool_use_id, obs.rerun, obs.rerun_why) if obs.rerun else None
     if obs.rerun == "progress":
         _close(state, Expect.NO_RERUN, core_hash, "confirmed")
     _react(state, firings)
@@ -261,13 +318,25 @@ def _command(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
         oldest = min(tr.pending, key=lambda k: tr.pending[k].seq)
         del tr.pending[oldest]
     tr.pending[ev.tool_use_id or "#%d" % ev.seq] = issue
-    writes = file_writes(sig)
+    writes = tuple(abs_path(p, ev.cwd) for p in file_writes(sig))
     if background:
         tr.background += 1
         tr.bg_paths.update(writes)
-    elif writes:
-        tr.changes += 1
+        tr.outputs.update(writes)
+        if ev.tool_use_id:
+            tr.bg_tasks[ev.tool_use_id] = set(writes)
+    else:
+        if writes:
+            tr.note_change(writes)
+            tr.outputs.update(writes)
+        if issue.mutation and _local_mutation(state, text, ev.cwd, sig):
+            tr.note_change()
     return firings
+
+
+def _local_mutation(state: ReflexState, command: str, cwd: str | None, sig) -> bool:
+    mut = _reading(state, command, cwd, sig)[1]
+    return bool(mut and mut[1])
 
 
 def _result(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
@@ -284,11 +353,22 @@ def _result(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
         if ev.exit_code is not None:
             issue.exit_code = ev.exit_code
         return []
-    if issue.background or ev.ran is False:
-        return []                       # never ran, or detached: the agent saw no output of it
+    if issue.background:
+        # Detached: the agent saw no output of it; what the harness says it writes to (its
+        # task output file) is written until the task ends.
+        if ev.ran is not False and ev.paths and issue.tool_use_id:
+            paths = tuple(abs_path(p, ev.cwd) for p in ev.paths)
+            tr.bg_paths.update(paths)
+            tr.outputs.update(paths)
+            tr.bg_tasks.setdefault(issue.tool_use_id, set()).update(paths)
+        return []
+    if ev.ran is False:
+        return []                       # never ran: no view
     issue.done, issue.ran, issue.exit_code, issue.done_seq = True, True, ev.exit_code, ev.seq
     issue.lossy = "output truncated by the harness" if ev.truncated else issue.own_lossy
+    issue.timed_out = ev.reason == "timed out"
     tr.views[issue.core_hash] = issue
+    tr.rviews[issue.rkey] = issue
     return []                           # a result opens a view; no detector judges a result alone
 
 
@@ -299,9 +379,7 @@ def _run(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
     core_hash = sig.core_hash
     issue = tr.pending_of_core(core_hash)
     if issue is None:
-        issue = Issue(ev.seq, ev.tool_use_id, core_hash, sig.core, sig.family, _raw(text), view_key(sig),
-                      own_lossiness(sig), tr.changes, tr.epoch, ev.worktree_hash, None, False,
-                      tuple(sig.wrapper_route))
+        issue = _new_issue(state, ev, sig, text, None, False)
         tr.sigs.setdefault(core_hash, sig)
     issue.done, issue.ran, issue.instrumented, issue.done_seq = True, True, True, ev.seq
     issue.density, issue.handle = ev.density, ev.handle
@@ -312,6 +390,7 @@ def _run(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
     firings = _run_detectors(state, Obs(ev, sig, view=issue), policy)
     _react(state, firings)
     tr.views[core_hash] = issue
+    tr.rviews[issue.rkey] = issue
     if ev.failed_count is not None:
         tr.failed[core_hash] = ev.failed_count
     if ev.handle:
@@ -328,6 +407,7 @@ def _run(state: ReflexState, ev: Event, policy: Policy) -> list[Firing]:
 def step(state: ReflexState, event: Event, policy: Policy) -> list[Firing]:
     """Advance `state` (in place) by one event -> the firings it caused."""
     state.events += 1
+    state.last_rerun = None
     if event.seq > state.seq:
         state.seq = event.seq
     kind = event.kind
@@ -343,12 +423,31 @@ def step(state: ReflexState, event: Event, policy: Policy) -> list[Firing]:
         if kind == "session_start" and event.model:
             state.model, state.tier = event.model, policy.tier_of(event.model)
         return []
-    if kind in ("edit", "prompt"):
-        tr.changes += 1
+    if kind == "edit":
+        tr.note_change(tuple(abs_path(p, event.cwd) for p in event.paths if p))
+        return []
+    if kind == "prompt":
+        tr.note_change()
+        return []
+    if kind == "task_end":
+        _task_end(tr, event)
         return []
     firings = _run_detectors(state, Obs(event, reads=event.paths), policy)   # retrieval, read
     _react(state, firings)
     return firings
+
+
+def _task_end(tr: Track, ev: Event) -> None:
+    """A background command finished: what it wrote is final, whatever else it did is a change."""
+    paths = tr.bg_tasks.pop(ev.tool_use_id, set()) if ev.tool_use_id else set()
+    paths |= {abs_path(p, ev.cwd) for p in ev.paths if p}
+    if ev.tool_use_id or paths:
+        tr.background = max(0, tr.background - 1)
+    still = set().union(*tr.bg_tasks.values()) if tr.bg_tasks else set()
+    tr.bg_paths.difference_update(paths - still)
+    tr.note_change()
+    for p in paths:
+        tr.path_changed[p] = tr.changes
 
 
 def _safe_step(state: ReflexState, event: Event, policy: Policy) -> list[Firing]:

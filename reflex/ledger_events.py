@@ -9,7 +9,8 @@ Events themselves (Event.to_json per line) is accepted too.  Rows map as follows
     hook PreToolUse Task/Agent                    -> edit (a subagent may change anything)
     hook PreToolUse Read/Grep/Glob                -> read
     hook PostToolUse / PostToolUseFailure (Bash)  -> result (exit code; interrupted: never ran;
-                                                     persisted output: truncated by the harness)
+                                                     truncated: the harness cut what the model saw,
+                                                     see harness_cut)
     hook PostToolUse AskUserQuestion, UserPromptSubmit -> prompt
     hook SessionStart                             -> session_start (source "compact": compaction)
     hook SessionEnd                               -> session_end;  PreCompact/PostCompact -> compaction
@@ -56,6 +57,26 @@ def _strs(v) -> tuple[str, ...]:
     return tuple(str(x) for x in v if isinstance(x, (str, int)))
 
 
+# What Claude Code shows the model of a Bash call's output, by the size the hook reports
+# (characters; the ledger keeps UTF-8 bytes, a close upper bound).  Measured on real
+# transcripts (docs/starvation.md): a failed call's text over 10,000 characters is cut to its
+# first and last 5,000 (`... [N characters truncated] ...`, 1.0.x to 2.1.x); a successful
+# one over 30,000 is cut after 30,000 (`... [N lines truncated] ...`, 1.0.x) or moved to a
+# file with a ~2 KB preview (`<persisted-output>`, 2.x; the hook's tool_response then names
+# persistedOutputPath).  BASH_MAX_OUTPUT_LENGTH moves the 30,000; it is not visible here.
+HARNESS_LIMITS = {"claude": {"failed": 10_000, "ok": 30_000}}
+
+
+def harness_cut(harness: str, exit_code, size, persisted=None) -> bool:
+    """Did the harness show the model less than the command printed?"""
+    if persisted:
+        return True
+    limits = HARNESS_LIMITS.get(harness or "claude")
+    if limits is None or not isinstance(size, int):
+        return False
+    return size > limits["failed" if exit_code not in (0, None) else "ok"]
+
+
 def events_from_row(row: dict) -> list[Event]:
     """The Events one ledger row stands for (usually one, sometimes none)."""
     kind = row.get("kind")
@@ -88,7 +109,9 @@ def events_from_row(row: dict) -> list[Event]:
             return [Event("command", tool_name=tool, command=row["command"], decision=decision,
                           decision_detail=row.get("decision_detail"),
                           background=bool(tool_input.get("run_in_background")),
-                          worktree_hash=data.get("worktree_hash"), **base)]
+                          worktree_hash=data.get("worktree_hash"),
+                          agent_id=data.get("agent_id") if isinstance(data.get("agent_id"), str) else None,
+                          **base)]
         if decision == "deny":
             return []
         if tool in EDIT_TOOLS or tool in SUBAGENT_TOOLS:
@@ -104,8 +127,15 @@ def events_from_row(row: dict) -> list[Event]:
         if tool != "Bash":
             return []
         interrupted = bool(data.get("interrupted") or data.get("is_interrupt"))
+        exit_code = _int(row.get("exit_code"))
+        if hook == "PostToolUseFailure" and exit_code is None:
+            exit_code = 1
+        err = data.get("error") if isinstance(data.get("error"), str) else ""
         return [Event("result", tool_name=tool, command=row.get("command"), exit_code=_int(row.get("exit_code")),
-                      ran=not interrupted, truncated=bool(data.get("persisted_output")), **base)]
+                      ran=not interrupted,
+                      truncated=harness_cut(row.get("harness") or "claude", exit_code, _int(row.get("output_bytes")),
+                                            data.get("persisted_output")),
+                      reason="timed out" if "Command timed out after " in err else None, **base)]
     if hook == "SessionStart":
         if data.get("source") == "compact":
             return [Event("compaction", **base)]

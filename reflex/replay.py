@@ -39,7 +39,7 @@ def detect_format(path) -> str:
     first = head.split(b"\n", 1)[0]
     if b'"uid"' in first or b'"hook_event"' in first:
         return "events"
-    kinds = rb"command|result|run|retrieval|edit|read|prompt|session_start|session_end|compaction"
+    kinds = rb"command|result|run|retrieval|edit|read|prompt|task_end|session_start|session_end|compaction"
     if re.search(rb'"kind"\s*:\s*"(' + kinds + rb')"', first) and b'"sessionId"' not in first:
         return "events"
     return "claude"
@@ -101,10 +101,13 @@ def replay_session(events: list[Event], policy: Policy, *, reflexes: bool | None
         if ev.kind == "command":
             action, detail = decide(sr, ev, spolicy)
             decisions.append({"tool_use_id": ev.tool_use_id, "command": ev.command, "decision": action,
-                              "seq": ev.seq, "detail": detail})
+                              "seq": ev.seq, "detail": detail, "rerun": None, "rerun_why": None})
             if ev.decision is None:
                 ev = dataclasses.replace(ev, decision=action, decision_detail=detail)
-        for f in sr.apply(ev):
+        fired = sr.apply(ev)
+        if ev.kind == "command" and sr.state.last_rerun is not None:
+            decisions[-1]["rerun"], decisions[-1]["rerun_why"] = sr.state.last_rerun[1:]
+        for f in fired:
             full.append(f)
             firings.append({"detector": f.detector, "tool_use_id": f.tool_use_id, "core": f.core,
                             "reason": f.reason})
@@ -147,6 +150,8 @@ def render_text(report: dict) -> str:
         shown = set()
         for d in s["decisions"]:
             lines.append("  %5d  %-7s %s" % (d["seq"], d["decision"], _short(d["command"])))
+            if d.get("rerun"):
+                lines.append("         re-run: %s (%s)" % (d["rerun"], d.get("rerun_why") or ""))
             for f in by_seq.get(d["seq"], ()):
                 lines.append("         -> %s: %s" % (f.detector, f.reason))
             shown.add(d["seq"])

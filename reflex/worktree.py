@@ -13,8 +13,9 @@ read, and the hash must follow an edit within ~200 ms.
 
 The parts: reflex.worktree_ignore (which paths do not count: the project's
 gitignore rules), reflex.worktree_tree (the index and the order-independent
-hash of (path, size, mtime, ctime) - stat data, not bytes; the tradeoffs are
-there), reflex.worktree_watch (watchdog, and what it does not tell handlers),
+hash of every tracked file's path and bytes - content, read only when its
+stat data moved; harness records count by path; the tradeoffs are there),
+reflex.worktree_watch (watchdog, and what it does not tell handlers),
 reflex.worktree_root (one root's tracker: watch first, scan, then a debounced
 worker; rescans on overflow; polling when the watch cannot be had).
 

@@ -73,8 +73,9 @@ def _excluded_rels(root, exclude):
     return rels
 
 
-def new_index(root, repo, exclude, always_ignored, log, max_entries=300_000):
-    return worktree_tree.TreeIndex(root, repo, _excluded_rels(root, exclude), always_ignored, log, max_entries)
+def new_index(root, repo, exclude, always_ignored, log, max_entries=300_000, content_cache=None):
+    return worktree_tree.TreeIndex(root, repo, _excluded_rels(root, exclude), always_ignored, log, max_entries,
+                                   content_cache)
 
 
 class RootTracker:
@@ -91,6 +92,7 @@ class RootTracker:
         self.overflow = False
         self.rescan_reason = ""
         self.index = None
+        self.content_cache = {}
         self.repo = None
         self.observer = None
         self.worker = None
@@ -151,8 +153,9 @@ class RootTracker:
         self.log("worktree: cannot track %s (%s); its hash reads as always changed" % (self.root, self.error))
 
     def _build_index(self):
+        # One content cache per root across full rescans: a rescan re-reads only what moved.
         index = new_index(self.root, self.repo, self.reg.exclude, self.reg.always_ignored, self.log,
-                           self.reg.max_entries)
+                          self.reg.max_entries, self.content_cache)
         index.scan_all()
         return index
 

@@ -262,6 +262,166 @@ def test_circuit_breaker_after_densified_digests_still_starve():
     assert s.density("pytest") == ("raw-capped", "raw-capped: starved after densify")
 
 
+# -- starvation in the wild (issue 17): each case is shaped on a labelled real session ------------
+
+def test_an_empty_grep_then_a_harmless_flag_spelling_is_the_same_loop():
+    # attio-mcp-server 3954325bf1: `| grep "Test Files:"` printed nothing, then `npm test -- --run`.
+    s = Session()
+    s.call('npm test 2>&1 | grep "Test Files:"', exit_code=0)
+    t = s.call("npm test -- --run")
+    st = s.fired("starvation")
+    assert [f.tool_use_id for f in st] == [t] and "grep" in st[0].reason
+    # both spellings of the producer get the denser digest from here on
+    assert s.density("npm test")[0] == s.density("npm test -- --run")[0] == "dense"
+
+
+@pytest.mark.parametrize("first,second", [
+    ("npm test", "npm test -- --watch=false"), ("pnpm test", "pnpm test --run"),
+    ("npx vitest", "npx vitest run"), ("npx jest", "npx jest --watchAll=false --colors"),
+])
+def test_runner_flags_that_only_change_how_it_runs_are_the_same_core(first, second):
+    s = Session()
+    s.call(first + " 2>&1 | tail -5")
+    t = s.call(second)
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
+def test_runner_flags_that_change_what_runs_are_another_core():
+    s = Session()
+    s.call("npm test 2>&1 | tail -5")
+    s.call("npm test -- test/a.test.ts")
+    s.call("npm run test:offline 2>&1 | grep FAIL")
+    assert s.fired("starvation") == []
+
+
+def test_git_display_flags_are_views_of_one_diff():
+    # attio 816b68aa84: `--stat | grep -v logs/` kept only the summary line, then `--name-only`.
+    s = Session()
+    s.call("git diff origin/main..69d7aa37 --stat | grep -v logs/", exit_code=0)
+    t = s.call("git diff origin/main..69d7aa37 --name-only | grep -v logs/", exit_code=0)
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
+def test_a_commit_between_two_runs_is_not_a_change():
+    s = Session()
+    s.call("pytest -q | tail -5")
+    s.call("git add -A && git commit -m wip", exit_code=0)
+    t = s.call("pytest -q | grep FAILED")
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
+@pytest.mark.parametrize("between", ["git stash", "git checkout main", "git pull origin main", "npm install",
+                                     "rm -rf dist", "git checkout -- src/a.py", "docker compose up -d"])
+def test_commands_that_rewrite_the_worktree_or_local_state_are_changes(between):
+    s = Session()
+    s.call("pytest -q | tail -5")
+    s.call(between, exit_code=0)
+    s.call("pytest -q | grep FAILED")
+    assert s.fired("starvation") == []
+
+
+@pytest.mark.parametrize("first,second", [
+    ("npm install 2>&1 | tail -5", "npm install 2>&1 | grep ERR"),
+    ("git push 2>&1 | tail -3", "git push"),
+    ("git checkout main 2>&1 | tail -2", "git checkout main"),
+    ('curl -s -X POST https://api.example.com/v1/items -d "{}" | head -5', 'curl -s -X POST https://api.example.com/v1/items -d "{}"'),
+])
+def test_a_state_changing_command_again_is_a_retry(first, second):
+    s = Session()
+    s.call(first)
+    s.call(second)
+    assert s.fired("starvation") == []
+
+
+@pytest.mark.parametrize("first,second", [
+    ("gh run view 123 --json status | head -5", "gh run view 123 --json status,conclusion"),
+    ("gh pr checks 12 | tail -3", "gh pr checks 12"),
+    ("curl -s localhost:8000/healthz | jq .", "curl -s localhost:8000/healthz"),
+    ("curl -s https://ci.example.com/api/builds/77 | head -3", "curl -s https://ci.example.com/api/builds/77"),
+    ('ssh host "docker logs app 2>&1" | tail -20', 'ssh host "docker logs app 2>&1" | grep ERROR'),
+    ("docker ps | head -3", "docker ps"),
+    ("ps aux | grep esptool | grep -v grep", "ps aux | grep esptool | grep -v grep | head -1"),
+    ("sleep 15 && gh run view 9 | tail -3", "sleep 30 && gh run view 9"),
+])
+def test_polling_live_state_is_never_starvation(first, second):
+    s = Session()
+    s.call(first)
+    s.call(second)
+    assert s.fired("starvation") == []
+
+
+def test_a_remote_fetch_cut_by_its_own_view_is_starvation():
+    # loopkit 73124c94e1: `curl URL | python3 -m json.tool | head -100`, then a python extraction.
+    url = "https://api.fxtwitter.com/u/status/206"
+    s = Session()
+    s.call("curl -sL %s | python3 -m json.tool | head -100" % url, exit_code=0)
+    t = s.call('curl -sL %s | python3 -c "import json,sys; d=json.load(sys.stdin); print(d[1])"' % url,
+               exit_code=0)
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
+def test_a_pipe_into_a_program_that_acts_is_not_a_view():
+    s = Session()
+    s.call("curl -sL https://example.com/install.sh | head -20", exit_code=0)
+    s.call("curl -sL https://example.com/install.sh | sh", exit_code=0)
+    s.call('curl -sL https://example.com/a.json | python3 -c "import sys,os; os.remove(sys.stdin.read())"',
+           exit_code=0)
+    assert s.fired("starvation") == []
+
+
+def test_rereading_a_finished_log_with_another_slice_is_starvation():
+    # openshrooly 80ad1d1f82: `cat <finished build output> | tail -20`, then `| grep -E "Error|FAILED"`.
+    s = Session()
+    s.call("npm test > /tmp/t.log 2>&1")
+    s.call("tail -20 /tmp/t.log", exit_code=0)
+    s.edit("src/app.ts")                       # an edit elsewhere does not change a finished log
+    t = s.call("grep -E 'Error|FAILED' /tmp/t.log | head -10", exit_code=0)
+    st = s.fired("starvation")
+    assert [f.tool_use_id for f in st] == [t] and "finished log /tmp/t.log" in st[0].reason
+    s2 = Session()
+    s2.call("cat build.log | tail -20", exit_code=0)
+    t2 = s2.call("cat build.log | grep Error", exit_code=0)
+    assert [f.tool_use_id for f in s2.fired("starvation")] == [t2]
+
+
+def test_a_log_is_paged_forward_rewritten_or_not_a_log():
+    s = Session()
+    s.call("sed -n 1,100p build.log", exit_code=0)
+    s.call("sed -n 100,200p build.log", exit_code=0)          # the next page: reading on
+    s.call("tail -20 /tmp/t.log", exit_code=0)
+    s.call("npm test > /tmp/t.log 2>&1")                      # rewritten in between
+    s.call("grep FAIL /tmp/t.log", exit_code=0)
+    s.call("cat src/app.py | head -50", exit_code=0)          # source, not a log: reading
+    s.call("cat src/app.py | grep import", exit_code=0)
+    assert s.fired("starvation") == []
+
+
+def test_a_log_still_written_by_a_background_task_is_polled_until_the_task_ends():
+    s = Session()
+    bg = s.cmd("npm run build > build.log 2>&1", bg=True)
+    s.result(bg)
+    s.call("tail -20 build.log", exit_code=0)
+    s.call("grep -i error build.log", exit_code=0)
+    assert s.fired("starvation") == []
+    s.other("task_end", tool_use_id=bg)
+    s.call("tail -5 build.log", exit_code=0)
+    t = s.call("grep -c warning build.log", exit_code=0)
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
+def test_the_harness_s_task_output_file_is_a_log_once_the_task_ends():
+    s = Session()
+    bg = s.cmd("esphome compile app.yaml", bg=True)
+    s._apply("result", tool_use_id=bg, ran=True, paths=("/tmp/claude/tasks/b1.output",))
+    s.call("cat /tmp/claude/tasks/b1.output | tail -20", exit_code=0)
+    s.call("cat /tmp/claude/tasks/b1.output | grep error", exit_code=0)
+    assert s.fired("starvation") == []                         # still running: polling its output
+    s.other("task_end", tool_use_id=bg, paths=("/tmp/claude/tasks/b1.output",))
+    s.call("cat /tmp/claude/tasks/b1.output | tail -20", exit_code=0)
+    t = s.call("cat /tmp/claude/tasks/b1.output | grep -B2 Error", exit_code=0)
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]
+
+
 # -- affordance --------------------------------------------------------------------------------
 
 def test_affordance_fires_after_two_runs_of_ignored_hints_then_inlines():
@@ -441,3 +601,23 @@ def test_firing_to_json_has_the_signal():
     j = s.fired("starvation")[0].to_json()
     assert set(j) == {"detector", "tool_use_id", "core_hash", "core", "reason", "signal", "seq"}
     assert j["signal"]["prior_raw"] == "make | tail -3" and j["signal"]["raw"] == "make | tail -30"
+
+
+def test_a_run_the_harness_stopped_is_retried_not_starved():
+    s = Session()
+    t = s.cmd("esphome compile app.yaml 2>&1 | tail -30")
+    s._apply("result", tool_use_id=t, exit_code=1, ran=True, reason="timed out")
+    s.call("esphome compile app.yaml 2>&1 | grep -i error")
+    assert s.fired("starvation") == []
+
+
+def test_a_subagent_asking_again_is_not_the_main_agent_starving():
+    # Hooks inside subagents carry the session's id and an agent_id: one fold, two contexts.
+    s = Session()
+    s.call("pytest -q | tail -5")
+    s._apply("command", tool_use_id="sub1", tool_name="Bash", command="pytest -q | grep FAILED", cwd=s.cwd,
+             agent_id="a7")
+    s.result("sub1")
+    assert s.fired("starvation") == []
+    t = s.call("pytest -q | grep FAILED")
+    assert [f.tool_use_id for f in s.fired("starvation")] == [t]

@@ -102,7 +102,10 @@ def test_events_of_another_session_are_ignored():
 
 _CMDS = ["pytest", "pytest | tail -5", "pytest -v", "pytest tests/t.py::test_a", "cat a.py | head -5",
          "bash -c pytest", "cat .env", "make", "make | tail -3", "ctx get r:00000000abcd:L1-2",
-         "ctx run -- 'pytest -q'", "", "'unterminated", "git status"]
+         "ctx run -- 'pytest -q'", "", "'unterminated", "git status", "npm test -- --run",
+         "npm test > /tmp/t.log 2>&1", "tail -20 /tmp/t.log", "grep -c FAIL /tmp/t.log", "git stash",
+         "git diff --stat | grep -v logs/", "curl -s localhost:8000/health | jq .", "gh run view 3 | tail -2",
+         "curl -s https://x.test/a | python3 -c 'import sys; print(sys.stdin.read()[:9])'"]
 _event = st.one_of(
     st.builds(lambda c, d, i: Event("command", command=c, decision=d, tool_use_id="t%d" % i, cwd="/p"),
               st.sampled_from(_CMDS), st.sampled_from([None, "pass", "rewrite", "deny"]), st.integers(0, 6)),
@@ -113,7 +116,10 @@ _event = st.one_of(
               st.sampled_from(_CMDS), st.integers(0, 2), st.sampled_from([None, 1, 5]), st.sampled_from([None, 0, 3])),
     st.builds(lambda r: Event("retrieval", address=H + ":L1-2", handle=H, result=r), st.sampled_from(["know", "miss"])),
     st.sampled_from([Event("edit"), Event("prompt"), Event("compaction"), Event("session_start"),
-                     Event("read", paths=("tests/t.py",))]),
+                     Event("read", paths=("tests/t.py",)), Event("edit", paths=("/tmp/t.log",), cwd="/p"),
+                     Event("task_end", tool_use_id="t2", paths=("/tmp/t.log",))]),
+    st.builds(lambda i: Event("command", command="make > build.log", background=True, tool_use_id="t%d" % i,
+                              cwd="/p"), st.integers(0, 6)),
 )
 
 
@@ -226,3 +232,82 @@ def test_corpus_folds_without_errors(corpus_events):
         state = fold(events, Policy(), reflexes=True)
         assert state.errors == 0, state.last_error
         assert state.events == len(events)
+
+
+# -- live: the daemon's fold over a real repository ----------------------------------------------
+
+def _git(cwd, *args):
+    import subprocess
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env, timeout=30)
+
+
+def test_live_fold_sees_content_not_commits_or_the_harness_logs(paths, running_daemon, tmp_path):
+    """The daemon folds what it commits: between two runs, a commit and a rewrite of the
+    hooks' tracked logs/*.json leave the worktree hash equal (starvation), an edit does not."""
+    import shutil
+    import time
+    from reflex import hook
+    from tests.conftest import ledger_rows, pre_bash
+    if not shutil.which("git"):
+        pytest.skip("git not installed")
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "logs").mkdir()
+    (repo / "src" / "app.py").write_text("print(1)\n")
+    record = {"session_id": "live", "hook_event_name": "PreToolUse", "transcript_path": "/t.jsonl"}
+    (repo / "logs" / "pre_tool_use.json").write_text(json.dumps([record]))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "init")
+    n = [0]
+
+    def send(payload):
+        hook.deliver(paths, "claude", json.dumps(payload).encode())
+
+    def settled_hash():
+        """Ask until the daemon answers with a settled hash (it answers None while a scan or an
+        edit is in flight), bounded in time.  The pause first lets the watch deliver the events
+        of what the test just wrote: a hash read before they arrive would look settled."""
+        time.sleep(0.6)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            n[0] += 1
+            send({"session_id": "live", "hook_event_name": "PreToolUse", "cwd": str(repo), "tool_name": "Read",
+                  "tool_input": {"file_path": str(repo / "src" / "app.py")}, "tool_use_id": "r%d" % n[0]})
+            row = ledger_rows(paths, "SELECT data FROM events WHERE tool_use_id=?", ("r%d" % n[0],))
+            h = json.loads(row[-1]["data"]).get("worktree_hash") if row else None
+            if h:
+                return h
+            time.sleep(0.1)
+        raise AssertionError("no settled worktree hash")
+
+    def bash(cmd, tid, out):
+        send(pre_bash(cmd, session="live", tool_use_id=tid, cwd=str(repo)))
+        send({"session_id": "live", "hook_event_name": "PostToolUse", "cwd": str(repo), "tool_name": "Bash",
+              "tool_input": {"command": cmd}, "tool_use_id": tid,
+              "tool_response": {"stdout": out, "stderr": "", "interrupted": False}})
+        return json.loads(ledger_rows(paths, "SELECT data FROM events WHERE tool_use_id=? AND hook_event='PreToolUse'",
+                                      (tid,))[0]["data"]).get("worktree_hash")
+
+    def starved():
+        return [r["tool_use_id"] for r in ledger_rows(
+            paths, "SELECT tool_use_id FROM outcomes WHERE session_id='live' AND detector='starvation'")]
+
+    send({"session_id": "live", "hook_event_name": "SessionStart", "cwd": str(repo), "source": "startup"})
+    settled_hash()
+    h1 = bash("make check 2>&1 | tail -5", "b1", "2 errors\n")
+    # what the hooks do on every call, and a commit in between
+    (repo / "logs" / "pre_tool_use.json").write_text(json.dumps([record] * 3))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "wip")
+    settled_hash()
+    h2 = bash("make check 2>&1 | grep -i error", "b2", "a.c:3: error: x\nb.c:9: error: y\n")
+    assert h1 and h1 == h2
+    assert starved() == ["b2"]
+    (repo / "src" / "app.py").write_text("print(2)\n")
+    settled_hash()
+    h3 = bash("make check 2>&1 | tail -40", "b3", "ok\n")
+    assert h3 and h3 != h2
+    assert starved() == ["b2"]

@@ -64,6 +64,7 @@ def test_edit_tools_and_write_commands_are_edits():
                   use("b1", "Bash", command="sed -i s/a/b/ d.py"),
                   use("b2", "Bash", command="ls > /dev/null 2>&1"),
                   use("k1", "Task", prompt="fix it")),
+        result("k1", "done"),
     ))
     edits = [e for e in ev if e.kind == "edit"]
     assert [e.paths for e in edits] == [("/p/a.py",), ("/p/b.py",), ("/p/c.py",), ("/p/n.ipynb",), ("d.py",), ()]
@@ -131,6 +132,103 @@ def test_sidechain_records_are_not_the_sessions_calls():
     side = assistant(use("t9", "Bash", command="pytest"))
     side["isSidechain"] = True
     assert kinds(events_from_lines(lines(side))) == ["session_start", "session_end"]
+
+
+def _side(*items):
+    r = assistant(*items)
+    r["isSidechain"] = True
+    return r
+
+
+def test_a_subagent_that_edits_is_a_change_one_that_only_reads_is_not():
+    ev = events_from_lines(lines(
+        assistant(use("k1", "Task", subagent_type="debug-specialist", prompt="fix"),
+                  use("k2", "Task", subagent_type="investigator", prompt="look")),
+        _side(use("s1", "Read", file_path="/p/a.py")),
+        _side(use("s2", "Edit", file_path="/p/a.py", old_string="a", new_string="b")),
+        _side(use("s3", "Bash", command="npm install left-pad"), use("s4", "Bash", command="git status")),
+        result("k1", "fixed"), result("k2", "nothing to change"),
+    ))
+    edits = [e for e in ev if e.kind == "edit"]
+    # the subagents' edits at their place in the file; the Tasks themselves add nothing (seen)
+    assert [(e.tool_use_id, e.paths) for e in edits] == [("s2", ("/p/a.py",)), ("s3", ())]
+    assert not any(e.kind == "command" for e in ev)
+
+
+def test_a_task_whose_subagent_is_not_in_the_file_is_an_edit_unless_read_only():
+    ev = events_from_lines(lines(
+        assistant(use("k1", "Task", subagent_type="general-purpose", prompt="do it"),
+                  use("k2", "Agent", subagent_type="Explore", prompt="find it")),
+        result("k1", "done"), result("k2", "found"),
+    ))
+    assert [(e.kind, e.tool_use_id) for e in ev if e.kind == "edit"] == [("edit", "k1")]
+
+
+def test_newer_subagent_files_are_read_next_to_the_transcript(tmp_path):
+    sub = tmp_path / "s1" / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-a1.jsonl").write_text(json.dumps(_side(use("x1", "Write", file_path="/p/new.py", content="")))
+                                        + "\n")
+    (sub / "agent-a2.jsonl").write_text(json.dumps(_side(use("x2", "Grep", pattern="foo"))) + "\n")
+    path = tmp_path / "s1.jsonl"
+    path.write_text("\n".join(lines(
+        assistant(use("k1", "Task", subagent_type="coder", prompt="write"),
+                  use("k2", "Task", subagent_type="coder", prompt="look")),
+        result("k1", "ok", toolUseResult={"agentId": "a1", "status": "completed"}),
+        result("k2", "ok", toolUseResult={"agentId": "a2", "status": "completed"}),
+    )) + "\n")
+    edits = [e for e in read_transcript(str(path)) if e.kind == "edit"]
+    assert [(e.tool_use_id, e.paths) for e in edits] == [("x1", ("/p/new.py",))]
+
+
+def test_the_harness_cut_is_read_wherever_its_marker_is():
+    head, tail = "x" * 5000, "y" * 5000
+    ev = events_from_lines(lines(
+        assistant(use("t1", "Bash", command="npm test"), use("t2", "Bash", command="make"),
+                  use("t3", "Bash", command="cat notes.md")),
+        result("t1", "Exit code 1\n" + head + "\n\n... [187669 characters truncated] ...\n\n" + tail, is_error=True),
+        result("t2", "a" * 30000 + "\n\n... [1851 lines truncated] ...\n"),
+        result("t3", "the docs say: [3 lines truncated] is what the tool prints"),
+    ))
+    res = {e.tool_use_id: e.truncated for e in ev if e.kind == "result"}
+    assert res == {"t1": True, "t2": True, "t3": False}
+
+
+def test_a_command_the_harness_stopped_says_so():
+    ev = events_from_lines(lines(
+        assistant(use("t1", "Bash", command="npm run e2e")),
+        result("t1", "Command timed out after 2m 0.0s\nrunning suite 3 of 9", is_error=True),
+    ))
+    (res,) = [e for e in ev if e.kind == "result"]
+    assert res.reason == "timed out" and res.ran is True
+
+
+def test_a_transcript_stored_as_one_json_array_reads_the_same(tmp_path):
+    recs = [assistant(use("t1", "Bash", command="pytest -q | tail -5")), result("t1", "1 failed")]
+    a, b = tmp_path / "a.jsonl", tmp_path / "chat.json"
+    a.write_text("\n".join(lines(*recs)) + "\n")
+    b.write_text(json.dumps(recs, indent=2))
+    assert [e.to_json() for e in read_transcript(str(a))] == [e.to_json() for e in read_transcript(str(b))]
+
+
+def test_background_tasks_end_by_notification_or_by_their_output_tool():
+    ev = events_from_lines(lines(
+        assistant(use("b1", "Bash", command="make build", run_in_background=True),
+                  use("b2", "Bash", command="npm run dev", run_in_background=True)),
+        result("b1", "Command running in background with ID: bx1. Output is being written to: /tmp/t/bx1.output"),
+        result("b2", "Command running in background with ID: bash_2", toolUseResult={"backgroundTaskId": "bash_2"}),
+        assistant(use("o1", "BashOutput", bash_id="bash_2")),
+        result("o1", "<status>running</status>", toolUseResult={"shellId": "bash_2", "status": "running"}),
+        prompt("<task-notification>\n<task-id>bx1</task-id>\n<tool-use-id>b1</tool-use-id>\n"
+               "<output-file>/tmp/t/bx1.output</output-file>\n<status>completed</status>\n</task-notification>"),
+        assistant(use("o2", "BashOutput", bash_id="bash_2")),
+        result("o2", "<status>failed</status>", toolUseResult={"shellId": "bash_2", "status": "failed"}),
+    ))
+    bg = {e.tool_use_id: e.paths for e in ev if e.kind == "result"}
+    assert bg["b1"] == ("/tmp/t/bx1.output",)
+    ends = [(e.tool_use_id, e.paths) for e in ev if e.kind == "task_end"]
+    assert ends == [("b1", ("/tmp/t/bx1.output",)), ("b2", ())]
+    assert "prompt" not in kinds(ev)          # a task notification is not a user turn
 
 
 def test_ctx_digest_in_a_result_is_a_run_and_ctx_get_a_retrieval():

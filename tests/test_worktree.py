@@ -4,6 +4,7 @@ The central property: the incrementally maintained hash equals the hash of a
 fresh full scan once events have settled, whatever happened in between.
 """
 
+import json
 import logging
 import os
 import random
@@ -154,22 +155,60 @@ def test_info_exclude_edits_rejudge_the_tree(reg, proj):
     assert settled_equals_full_scan(reg, proj)
 
 
-def test_content_identical_touch_counts_and_mtime_revert_is_still_seen(reg, proj):
-    """Documented tradeoffs of hashing stat data instead of bytes."""
+def wait_settled(reg, root):
+    """The hash once no watch event is in flight (what a caller comparing hashes waits for)."""
+    time.sleep(0.05)
+    assert wait_until(lambda: not reg.state(root).pending and reg.state(root).quiet_s > 0.1, timeout=3.0)
+    return reg.hash_for(root)
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git not installed")
+def test_the_hash_is_about_content_not_stat_data(reg, tmp_path):
+    """A touch, a byte-identical rewrite and `git add`/`git commit` leave the hash; an edit
+    whose mtime is put back does not."""
+    proj = str(tmp_path / "repo")
+    write(os.path.join(proj, "src", "app.py"), "print(1)\n")
+    _git(proj, "init", "-q")
     path = os.path.join(proj, "src", "app.py")
-    h0 = reg.hash_for(proj)
-    change_latency(reg, proj, lambda: os.utime(path))  # same bytes, new mtime: a change
+    h0 = wait_settled(reg, proj)
+    with open(path, "rb") as f:
+        body = f.read()
+    os.utime(path)                       # same bytes, new mtime
+    with open(path, "wb") as f:          # same bytes, rewritten (a formatter with nothing to do)
+        f.write(body)
+    _git(proj, "add", "-A")
+    _git(proj, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "c", "--allow-empty")
+    assert wait_settled(reg, proj) == h0
     st = os.stat(path)
-    h1 = reg.hash_for(proj)
 
     def edit_then_restore_mtime():
-        with open(path, "r+") as f:
-            f.write("P")  # same size, different bytes
+        with open(path, "r+b") as f:
+            f.write(b"P")                # same size, different bytes
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     change_latency(reg, proj, edit_then_restore_mtime)
-    # mtime and size are back to h1's, but ctime moved: still a change.
-    assert reg.hash_for(proj) not in (h0, h1)
+    assert reg.hash_for(proj) != h0
+    with open(path, "wb") as f:          # the old bytes back: the old hash back
+        f.write(body)
+    assert wait_settled(reg, proj) == h0
+    assert settled_equals_full_scan(reg, proj)
+
+
+def test_harness_records_rewritten_on_every_call_do_not_count(reg, proj):
+    """Hook setups that copy the session into tracked logs/*.json rewrite them on every tool
+    call; a project file with the same name elsewhere still counts."""
+    logs = os.path.join(proj, "logs")
+    record = {"session_id": "s1", "hook_event_name": "PreToolUse", "transcript_path": "/t.jsonl"}
+    write(os.path.join(logs, "pre_tool_use.json"), json.dumps([record]))
+    write(os.path.join(logs, "chat.json"), json.dumps([{"sessionId": "s1", "parentUuid": None}]))
+    h0 = wait_settled(reg, proj)
+    for n in range(3):
+        write(os.path.join(logs, "pre_tool_use.json"), json.dumps([record] * (n + 2)))
+        write(os.path.join(logs, "chat.json"), json.dumps([{"sessionId": "s1", "parentUuid": str(i)}
+                                                           for i in range(n + 2)]))
+        assert wait_settled(reg, proj) == h0
+    change_latency(reg, proj, lambda: write(os.path.join(proj, "data", "pre_tool_use.json"), json.dumps([record])))
+    change_latency(reg, proj, lambda: write(os.path.join(logs, "notes.json"), '{"a": 1}'))
     assert settled_equals_full_scan(reg, proj)
 
 

@@ -13,6 +13,9 @@ event, so a detector always sees the session *before* the event it judges:
   crosses an epoch: a re-issue after a compaction says nothing about the digest before it.
 * hints outstanding per core: what the last run of a signature pointed at, and whether the
   agent followed it.
+* per file: when it was last written (a command's output file, an edit), so that a re-read of
+  a finished log is judged by that file alone; and the background commands still running
+  with the files they write.
 
 Lossiness is the heart of starvation: a view is lossy when it showed the agent less than the
 command produced: a digest that omitted or truncated, the harness's own truncation, or the
@@ -82,6 +85,12 @@ class Issue:
     decision: str | None
     background: bool
     routes: tuple[str, ...] = ()
+    # the starvation detector's reading (detectors/rerun.py)
+    rkey: str = ""                 # equal keys: the same producer
+    read_path: str | None = None   # the file, when the producer is a file
+    window: tuple | None = None    # the line window a file view showed
+    mutation: str | None = None    # what the command changes, if anything
+    live: str | None = None        # why its output follows state that changes by itself
     # completion
     done: bool = False
     ran: bool | None = None
@@ -92,6 +101,7 @@ class Issue:
     exit_code: int | None = None
     failed_count: int | None = None
     done_seq: int | None = None
+    timed_out: bool = False        # the harness stopped it: its output ends where it was killed
 
     def to_json(self) -> dict:
         return {"seq": self.seq, "tool_use_id": self.tool_use_id, "core_hash": self.core_hash,
@@ -100,7 +110,8 @@ class Issue:
                 "background": self.background, "done": self.done, "ran": self.ran,
                 "instrumented": self.instrumented, "lossy": self.lossy, "density": self.density,
                 "handle": self.handle, "exit_code": self.exit_code, "failed_count": self.failed_count,
-                "done_seq": self.done_seq}
+                "done_seq": self.done_seq, "rkey": self.rkey, "read_path": self.read_path,
+                "mutation": self.mutation, "live": self.live, "timed_out": self.timed_out}
 
 
 @dataclass(slots=True)
@@ -132,12 +143,31 @@ class Track:
     handles: dict = field(default_factory=dict)     # handle -> core_hash
     failed: dict = field(default_factory=dict)      # core_hash -> failed_count of its last run
     sigs: dict = field(default_factory=dict)        # core_hash -> Signature of its last issue (cache)
+    rviews: dict = field(default_factory=dict)      # rerun key -> last completed Issue (starvation's prior)
+    path_changed: dict = field(default_factory=dict)  # absolute path -> `changes` when last written
+    anon_changed: int = -1                          # `changes` at the last change of unknown paths
+    outputs: set = field(default_factory=set)       # files commands wrote their output to (logs)
+    bg_tasks: dict = field(default_factory=dict)    # tool_use_id of a running background command -> its paths
 
     def changed(self, before: Issue, now_changes: int, now_wt: str | None) -> bool:
         """Did the worktree change between `before` was issued and now?"""
         if before.wt and now_wt:
             return before.wt != now_wt
         return now_changes > before.changes
+
+    def file_changed(self, path: str, before: Issue) -> bool:
+        """Was `path` written (or could it have been) since `before` was issued?  A file is
+        its own evidence: edits elsewhere in the worktree do not change a finished log."""
+        return max(self.path_changed.get(path, -1), self.anon_changed) > before.changes
+
+    def note_change(self, paths=()) -> None:
+        """One piece of change evidence; `paths` when known, else it could be anything."""
+        self.changes += 1
+        if paths:
+            for p in paths:
+                self.path_changed[p] = self.changes
+        else:
+            self.anon_changed = self.changes
 
     def pending_of_core(self, core_hash: str) -> Issue | None:
         best = None
@@ -153,7 +183,11 @@ class Track:
                 "pending": {k: v.to_json() for k, v in sorted(self.pending.items())},
                 "hints": {k: v.to_json() for k, v in sorted(self.hints.items())},
                 "handles": dict(sorted(self.handles.items())),
-                "failed": dict(sorted(self.failed.items()))}
+                "failed": dict(sorted(self.failed.items())),
+                "rviews": {k: v.seq for k, v in sorted(self.rviews.items())},
+                "path_changed": dict(sorted(self.path_changed.items())), "anon_changed": self.anon_changed,
+                "outputs": sorted(self.outputs),
+                "bg_tasks": {k: sorted(v) for k, v in sorted(self.bg_tasks.items())}}
 
 
 def named_targets(event) -> tuple[tuple[str, ...], tuple[str, ...]]:
