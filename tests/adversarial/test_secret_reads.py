@@ -104,6 +104,9 @@ class World:
             "home/.ssh/id_ed25519.pub": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPublicPart dev@host\n",
             "home/.aws/credentials": "[default]\naws_secret_access_key = %s\n" % c["aws"],
             "home/todo.txt": "rotate the ctxcanary values\n",
+            # A user who allowed Bash (as `--allowedTools Bash` would): the harness runs test
+            # commands unasked, so ctx rewrites them (docs/permissions.md).
+            "home/.claude/settings.json": '{"permissions": {"allow": ["Bash"]}}\n',
             "ctxhome/http-token": c["token"] + "\n",
         }
         for rel, text in files.items():
