@@ -53,9 +53,11 @@ _GIT_VIEWED = frozenset({"diff", "log", "show", "status", "shortlog", "reflog", 
 _GIT_DISPLAY = re.compile(r"^(--stat(=.*)?|--shortstat|--numstat|--dirstat(=.*)?|--name-only|--name-status|"
                           r"--summary|--compact-summary|--oneline|--pretty(=.*)?|--format=.*|--abbrev-commit|"
                           r"--no-abbrev-commit|--graph|--decorate(=.*)?|--no-decorate|-p|--patch|--no-patch|"
-                          r"-U\d+|--unified=\d+|--word-diff(=.*)?|--color-words(=.*)?|--short|-s|-sb|-bs|-b|"
-                          r"--branch|--porcelain(=.*)?|--long|--show-stash|--ahead-behind|--no-ahead-behind|"
-                          r"--date=.*|--relative-date|--no-renames|--find-renames)$")
+                          r"-U\d+|--unified=\d+|--word-diff(=.*)?|--color-words(=.*)?|--date=.*|--relative-date)$")
+# `git status` answers one question however it is printed (`-b` means --branch here; for diff
+# it changes the comparison, so it is not in the list above).
+_GIT_STATUS_DISPLAY = re.compile(r"^(-s|--short|-b|--branch|-sb|-bs|--porcelain(=.*)?|--long|--show-stash|"
+                                 r"--ahead-behind|--no-ahead-behind)$")
 _GIT_COUNT = re.compile(r"^(-(\d+)|--max-count=(\d+)|-n(\d+))$")
 
 # Programs that, at the end of a pipe, only format or filter what they read on stdin.
@@ -155,13 +157,14 @@ def _strip_git_display(words: list[str]) -> tuple[list[str], list, str | None]:
     if sub_i is None or words[sub_i] not in _GIT_VIEWED:
         return words, [], None
     out, view, lossy = words[:sub_i + 1], [], None
+    display = _GIT_STATUS_DISPLAY if words[sub_i] == "status" else _GIT_DISPLAY
     after_dd = False
     i = sub_i + 1
     while i < len(words):
         w = words[i]
         if w == "--":
             after_dd = True
-        if not after_dd and _GIT_DISPLAY.match(w):
+        if not after_dd and display.match(w):
             view.append(("git-display", w))
             i += 1
             continue
