@@ -23,6 +23,7 @@ import re
 import resource
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -416,3 +417,16 @@ def test_memory_head_tail_keeps_the_ends(tmp_path):
         else:
             assert out[:kept.head] == data[:kept.head] and out.endswith(data[-kept.tail:])
             assert out[kept.head:kept.head + kept.marker_len].lstrip(b"\n").startswith(capture_mod.MARKER_PREFIX)
+
+
+def test_ctx_run_and_its_tee_import_only_the_standard_library():
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "import reflex.runner, reflex.capture, reflex.pipetee, reflex.pipesplit\n"
+            "print('\\n'.join(sorted(set(sys.modules) - before)))\n")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr
+    foreign = [m for m in out.stdout.split() if m.split(".")[0] not in sys.stdlib_module_names
+               and m.split(".")[0] != "reflex"]
+    assert foreign == []
