@@ -359,11 +359,12 @@ def _wait_for_tee(cfd):
 
 
 def _tee_command(capture, limit, stats_path):
-    # -S: the tee needs the standard library and this package only, and starts faster without site.
+    # -I -S: the tee needs the standard library and this package only; the agent's environment
+    # (PYTHONPATH) and working directory must not supply modules, and it starts faster without site.
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = "import sys;sys.path.insert(0,%r);from reflex.pipetee import main;main()" % package_parent
     python = sys.executable or "python3"
-    return " ".join(_sh_quote(w) for w in (python, "-S", "-c", code, capture, str(limit), stats_path))
+    return " ".join(_sh_quote(w) for w in (python, "-I", "-S", "-c", code, capture, str(limit), stats_path))
 
 
 def _tee_kept(capture, stats_path, limit):
@@ -406,6 +407,8 @@ def _pump(pid, rfd, take):
         try:
             if take(rfd) == 0:
                 break  # every writer closed the pipe
+            if deadline is not None and time.monotonic() > deadline:
+                break  # a background writer that never stops
             continue
         except BlockingIOError:
             pass

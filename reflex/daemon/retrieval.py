@@ -452,7 +452,9 @@ def _page_end(window, span_len, budget):
             hi = mid - 1
     if best:
         return best
-    # Not even one whole line fits: cut inside it, on a UTF-8 boundary.
+    # Not even one whole line fits: cut inside it, on a UTF-8 boundary, after a space when
+    # there is one near (a cut through a token could leave half a secret unrecognised by
+    # redaction on both pages).
     lo, hi = 1, (ends[0] if ends else n)
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -460,7 +462,11 @@ def _page_end(window, span_len, budget):
             lo = mid
         else:
             hi = mid - 1
-    return max(addr.floor_utf8_boundary(window, lo), addr.ceil_utf8_boundary(window, 1))
+    cut = addr.floor_utf8_boundary(window, lo)
+    space = max(window.rfind(b" ", max(0, cut - 512), cut), window.rfind(b"\t", max(0, cut - 512), cut))
+    if space > 0:
+        cut = space + 1
+    return max(cut, addr.ceil_utf8_boundary(window, 1))
 
 
 def _newlines(data):

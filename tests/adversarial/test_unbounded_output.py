@@ -23,6 +23,7 @@ import re
 import resource
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -251,14 +252,17 @@ def test_daemon_memory_stays_bounded_on_a_huge_output(paths, running_daemon):
     assert after - before < 150 * 1024, "daemon peak RSS grew by %d MB" % ((after - before) // 1024)
 
 
-def test_get_pages_reach_every_byte_of_a_long_line(paths, running_daemon):
-    # One 120 KB line (minified code, a base64 blob): pages must cut inside it and continue.
-    got = ctx_run("python3 -c 'import sys; sys.stdout.write(\"ab0123456789\" * 10000)'")
+@pytest.mark.parametrize("unit", ["ab0123456789", "word ab12 "], ids=["no spaces", "words"])
+def test_get_pages_reach_every_byte_of_a_long_line(paths, running_daemon, unit):
+    # One 100 KB line (minified code, a base64 blob): pages must cut inside it and continue.
+    got = ctx_run("python3 -c 'import sys; sys.stdout.write(\"%s\" * 10000)'" % unit)
     h = handle_in(got.stdout)
     pages, knows = _follow_pages(h, 40)
-    assert b"".join(pages) == b"ab0123456789" * 10000
+    assert b"".join(pages) == unit.encode() * 10000
     assert len(pages) > 1 and all(len(p) <= 64 * 1024 for p in pages)
     assert all(k["next"].startswith(h + ":B") for k in knows[:-1])
+    if " " in unit:
+        assert all(p.endswith(b" ") for p in pages[:-1]), "a cut inside a line falls after a space"
 
 
 def test_get_pages_reach_every_line(paths, running_daemon):
@@ -416,3 +420,16 @@ def test_memory_head_tail_keeps_the_ends(tmp_path):
         else:
             assert out[:kept.head] == data[:kept.head] and out.endswith(data[-kept.tail:])
             assert out[kept.head:kept.head + kept.marker_len].lstrip(b"\n").startswith(capture_mod.MARKER_PREFIX)
+
+
+def test_ctx_run_and_its_tee_import_only_the_standard_library():
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "import reflex.runner, reflex.capture, reflex.pipetee, reflex.pipesplit\n"
+            "print('\\n'.join(sorted(set(sys.modules) - before)))\n")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr
+    foreign = [m for m in out.stdout.split() if m.split(".")[0] not in sys.stdlib_module_names
+               and m.split(".")[0] != "reflex"]
+    assert foreign == []
