@@ -23,9 +23,8 @@ from reflex.safety_argv import (
     run_rest,
     writes_only,
 )
-from reflex import safety_lex as L
 from reflex.safety_shell import Ctx
-from reflex.safety_words import Arg, command_name
+from reflex.safety_words import Arg, listing_dir
 
 # name: (short options with a value, long options with a value, positionals to skip,
 #        required subcommands or None, {flag: role})
@@ -586,26 +585,18 @@ def h_xargs(scan, name, args, ctx, stdin, hops):
     return None
 
 
-_LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree", "locate", "du"})
-
-
 def _listing_root(scan, stdin, ctx):
-    """The directory a listing in the previous pipeline stage starts from (find DIR ...)."""
+    """The directory the names piped in come from: `find DIR ...`'s DIR, else the cwd (the
+    command that printed them is unknown); None when that directory is unknown."""
     if not stdin.prev:
         return ctx.cwd
-    words = [L.literal(w) for w in stdin.prev[0]]
-    if not words or words[0] is None or command_name(words[0]) not in _LISTERS:
+    d = listing_dir([("w", w) for w in stdin.prev[0]])
+    if d is False or d == "":
         return ctx.cwd
-    for w in words[1:]:
-        if w is None:
-            return None
-        if w.startswith("-"):
-            if command_name(words[0]) == "find":
-                break
-            continue
-        path = scan.resolve(w, ctx)
-        return scan.real(path, ctx) if path.startswith("/") else None
-    return ctx.cwd
+    if d is None:
+        return None
+    path = scan.resolve(d, ctx)
+    return scan.real(path, ctx) if path.startswith("/") else None
 
 
 def h_ssh(scan, name, args, ctx, stdin, hops):

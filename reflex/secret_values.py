@@ -215,18 +215,21 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
             return secret_kind(path, home, ctx_home)
         return basename_kind(name)
     stack = [top]
-    linked = []         # directories reached through a symlink: walked last, so files are
-    visited = set()     # labelled by their own path when they are also reachable directly
+    linked = []         # (path, real path) of directories reached through a symlink: walked
+    try:                # last, so a file reachable directly is labelled by its own path
+        visited = {os.path.realpath(top)}
+    except (OSError, ValueError):
+        return
     seen = 0
     while stack or linked:
         if not stack:
-            stack.append(linked.pop())
+            path, real = linked.pop()
+            if real in visited:
+                continue                # a cycle, or a tree already walked
+            visited.add(real)
+            stack.append(path)
         d = stack.pop()
         try:
-            real = os.path.realpath(d)
-            if real in visited:
-                continue
-            visited.add(real)
             with os.scandir(d) as it:
                 entries = list(it)
         except (OSError, ValueError):
@@ -244,13 +247,14 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                     target = os.path.realpath(path)
                     if os.path.isdir(target):
                         if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE:
-                            linked.append(path)
+                            linked.append((path, target))
                         continue
                     kind = kind_of(path, e.name) or secret_kind(target, home, ctx_home)
                     if kind and kind not in ("dir", "store") and os.path.isfile(target):
                         census.add_file(target, kind, _label(path, label_base))
                     continue
                 if e.is_dir(follow_symlinks=False):
+                    # A directory tree without symlinks has no cycles: only linked ones are checked.
                     if e.name not in PRUNE:
                         stack.append(path)
                     continue
