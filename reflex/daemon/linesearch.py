@@ -53,6 +53,7 @@ CHECK_EVERY = 512           # matches between two deadline checks
 SCAN_STEP = 64 << 10        # bytes one RE2 call scans before the deadline is looked at again
 WORKER_MEMORY = 2 << 30     # address-space limit of the child
 WARM_BUDGET_S = 60.0        # wall time a worker may spend computing redaction maps after answering
+NICE = 5                    # the worker's niceness: a third of the daemon's share of a contended core
 
 
 class PatternError(ValueError):
@@ -680,7 +681,9 @@ def worker_main():
     wait for an interpreter to start); end of input without a request ends it."""
     import resource
     try:
-        os.nice(10)  # hooks and the daemon's loop come first when cores are scarce
+        # Hooks and the daemon's loop come first when cores are scarce; not so low that every
+        # other process on a busy machine starves a search past its time limit.
+        os.nice(NICE)
     except OSError:
         pass
     try:  # a spare does its imports while it waits, not once a search is asked for
