@@ -53,6 +53,7 @@ CHECK_EVERY = 512           # matches between two deadline checks
 SCAN_STEP = 64 << 10        # bytes one RE2 call scans before the deadline is looked at again
 WORKER_MEMORY = 2 << 30     # address-space limit of the child
 WARM_BUDGET_S = 60.0        # wall time a worker may spend computing redaction maps after answering
+NICE = 5                    # the worker's niceness: a third of the daemon's share of a contended core
 
 
 class PatternError(ValueError):
@@ -679,15 +680,21 @@ def worker_main():
     The process may be started long before its request (a spare, so a search does not
     wait for an interpreter to start); end of input without a request ends it."""
     import resource
+    try:
+        # Hooks and the daemon's loop come first when cores are scarce; not so low that every
+        # other process on a busy machine starves a search past its time limit.
+        os.nice(NICE)
+    except OSError:
+        pass
+    try:  # a spare does its imports while it waits, not once a search is asked for
+        import re2  # noqa: F401
+        from reflex import blobs  # noqa: F401
+        from reflex.digest import redact  # noqa: F401
+    except ImportError:
+        pass  # said in the answer (compile_pattern)
     data = sys.stdin.buffer.read()
     if not data.strip():
         return
-    try:
-        # Niced once there is work (a spare starts at full speed, then waits idle): hooks and
-        # the daemon's loop come first when cores are scarce.
-        os.nice(10)
-    except OSError:
-        pass
     request = json.loads(data)
     cpu = int(float(request.get("time_s", 1.0))) + 5
     if request.get("may_warm") or request.get("warm"):

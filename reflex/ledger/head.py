@@ -14,6 +14,10 @@ events after the anchored one (they must still chain from it, which the chain
 check covers) and reads the head before it opens its read transaction, so a
 commit landing meanwhile cannot look like a truncation.
 
+The head is not fsynced, like the commits it follows (synchronous=NORMAL):
+after a power loss both may be behind.  If the head survived and the last
+commits did not, verify reports the anchored event missing, which it is.
+
 When the writer starts and finds a head the database contradicts, it keeps
 that head as evidence (``<ledger>.head.mismatch-<unix time>``), logs, and
 anchors the database as it is; verify reports every kept mismatch until a

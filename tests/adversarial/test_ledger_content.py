@@ -278,13 +278,20 @@ def blob_file(paths, blob):
     return os.path.join(paths.blobs, blob[3:5], blob[5:] + ".z")
 
 
-def test_a_blob_deleted_by_hand_reads_as_denatured_everywhere(paths, daemon, tmp_path):
-    # What the answer says is under test here, not how fast: a loaded machine must not turn it
-    # into "stopped at the time limit" (tests/adversarial/test_search.py checks the limit).
+@pytest.fixture
+def patient_daemon(paths, daemon):
+    """Searches may take their time here: these tests are about what they say, not how fast."""
+    configure(paths, search_time_limit_s=60)
+    return daemon.start()
+
+
+def configure(paths, **cfg):
     os.makedirs(paths.home, exist_ok=True)
     with open(paths.config, "w") as f:
-        json.dump({"search_time_limit_s": 60}, f)
-    daemon.start()
+        json.dump(cfg, f)
+
+
+def test_a_blob_deleted_by_hand_reads_as_denatured_everywhere(paths, patient_daemon, tmp_path):
     handle, blob = stored(paths, "needle in a stored output\n" * 300, tmp_path)
     os.unlink(blob_file(paths, blob))
     ans = json.loads(ctx("get", handle, "--json").stdout)
@@ -301,10 +308,7 @@ def test_an_eviction_by_retention_reads_as_evicted(paths, daemon, tmp_path):
     daemon.start()
     handle, blob = stored(paths, "needle in a stored output\n" * 300, tmp_path)
     daemon.stop()
-    with open(paths.config, "w") as f:
-        # retention runs a second after the daemon starts; the search limit is generous because
-        # what the answer says is under test, not its speed
-        json.dump({"blob_max_bytes": 1, "search_time_limit_s": 60}, f)
+    configure(paths, blob_max_bytes=1, search_time_limit_s=60)  # retention runs a second after the start
     daemon.start()
     deadline = time.monotonic() + 60
     while os.path.exists(blob_file(paths, blob)) and time.monotonic() < deadline:
@@ -386,7 +390,7 @@ def test_harness_tags_are_neutralised_in_digests(tag):
             assert not _forged(dg.text), (family, density, _forged(dg.text))
 
 
-def test_harness_tags_are_neutralised_in_get_and_search(paths, running_daemon, tmp_path):
+def test_harness_tags_are_neutralised_in_get_and_search(paths, patient_daemon, tmp_path):
     text = "".join("line %d of noise\n" % i for i in range(50)) + "".join("%s\n" % t for t in HARNESS_TAGS)
     handle, _ = stored(paths, text, tmp_path)
     g = ctx("get", handle)
