@@ -52,12 +52,15 @@ def main():
     lock = threading.Lock()
     stats = {"n": 0, "mismatches": [], "deny": 0, "problems": {}, "up_s": [], "down_s": []}
 
-    def fallbacks():
+    def fallback_lines():
         try:
             with open(paths.log) as f:
-                return f.read().count("hook fallback")
+                return [line.split("hook fallback (claude): ", 1)[1][:160] for line in f if "hook fallback" in line]
         except OSError:
-            return 0
+            return []
+
+    def fallbacks():
+        return len(fallback_lines())
 
     def one(data, truncated):
         t0 = time.perf_counter()
@@ -121,7 +124,8 @@ def main():
         for t in threads:
             t.join()
         seconds = time.time() - t0
-        fell_back = fallbacks() - fallbacks_before
+        why_fell_back = fallback_lines()[fallbacks_before:]
+        fell_back = len(why_fell_back)
         pathological = _pathological(local_decision, payload_mod, env, args.pathological_rounds)
     finally:
         _common.stop_daemon(paths, proc)
@@ -134,6 +138,8 @@ def main():
         # A call that fell back compared the shim with itself; with a 60 s reply budget there
         # should be none, and if there are any the campaign does not count as passed.
         "compared": stats["n"] - fell_back, "fallbacks": fell_back,
+        # An "internal" refusal is a daemon bug on that payload; a timeout is the machine.
+        "fallback_reasons": _count(why_fell_back),
         "mismatches": len(stats["mismatches"]), "mismatch_examples": [m for m in stats["mismatches"] if m][:20],
         "denied": stats["deny"], "payload_problems": stats["problems"],
         "up": ms(stats["up_s"]), "down": ms(stats["down_s"]),
@@ -144,6 +150,14 @@ def main():
     print(json.dumps({k: v for k, v in result.items() if k != "mismatch_examples"}, indent=2, sort_keys=True))
     print("wrote", path)
     return 1 if result["mismatches"] or result["fallbacks"] else 0
+
+
+def _count(lines):
+    out = {}
+    for line in lines:
+        key = line.split(":", 3)[:3]
+        out[":".join(key)] = out.get(":".join(key), 0) + 1
+    return out
 
 
 def _pathological(local_decision, payload_mod, env, rounds):

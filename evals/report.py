@@ -179,8 +179,10 @@ def invariance_rows():
         return [row(16, "safety decision daemon-up vs daemon-down", None, note="not measured")]
     out = [row(16, "safety decisions that differ daemon-up vs daemon-down", d["mismatches"], "payloads",
                target="0 of 100,000", ok=d["mismatches"] == 0 and d["compared"] >= 100_000,
-               note="%d generated payloads compared (%d fell back, not compared), %d denied; problems: %s"
-               % (d["compared"], d["fallbacks"], d["denied"],
+               note="%d generated payloads compared (%d fell back, not compared%s), %d denied; problems: %s"
+               % (d["compared"], d["fallbacks"],
+                  ": " + "; ".join("%s x%d" % kv for kv in sorted((d.get("fallback_reasons") or {}).items()))
+                  if d["fallbacks"] else "", d["denied"],
                   ", ".join("%s %d" % kv for kv in sorted(d["payload_problems"].items()))))]
     out.append(row(16, "hostile payload, daemon-up decision (median)", _get(d, "up.median_ms"), "ms",
                    "the same calls sent plainly", _get(d, "baseline_up.median_ms")))

@@ -13,7 +13,14 @@ import json
 
 
 def dumps(answer):
-    return json.dumps(answer, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate from the payload (a rewrite returns its whole tool_input) has no
+        # UTF-8 form; JSON's \uXXXX escape carries it to Claude Code unchanged.
+        text = json.dumps(answer, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
+    return text
 
 
 def deny(reason):

@@ -66,6 +66,8 @@ CASES = {
     "control: 9 MiB content written to notes.md": (
         _call("Write", {"file_path": "/tmp/notes.md", "content": "@"}).replace(b'"@"', b'"' + NINE_MIB + b'"'),
         "not deny"),
+    "control: a rewrite whose other field holds a lone surrogate": (
+        _call(tool_input={"command": "pytest -q", "description": "\udfff"}), "not deny"),
     "control: a deep array around `ls`": (
         _call(tool_input={"command": "ls", "x": "@"}).replace(b'"@"', DEEP), "not deny"),
 }
