@@ -16,6 +16,7 @@ import pytest
 from blake3 import blake3
 
 from ..conftest import ctx_cmd, ledger_rows
+from .shared_daemon import shared  # noqa: F401 - a module-scoped fixture
 
 FSIZE = 64 * 1024 * 1024
 
@@ -24,8 +25,10 @@ def _limit_fsize():
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
 
 
-def ctx(*args, timeout=60):
-    return subprocess.run(ctx_cmd() + list(args), capture_output=True, timeout=timeout, preexec_fn=_limit_fsize)
+def ctx(*args, env=None, timeout=60):
+    # Not inside the repository: a watched worktree that changes would make answers stale.
+    return subprocess.run(ctx_cmd() + list(args), capture_output=True, timeout=timeout, preexec_fn=_limit_fsize,
+                          env=env, cwd=(env or {}).get("CTX_HOME"))
 
 
 def last_handle(paths):
@@ -48,22 +51,22 @@ SMALL = [
 
 
 @pytest.mark.parametrize("command,why", SMALL, ids=[s[0] for s in SMALL])
-def test_small_output_is_printed_as_bash_prints_it(paths, running_daemon, command, why):
+def test_small_output_is_printed_as_bash_prints_it(shared, command, why):
     want = subprocess.run(["/bin/bash", "-c", "{ %s\n} 2>&1" % command], capture_output=True, timeout=60)
-    got = ctx("run", "--", command)
+    got = ctx("run", "--", command, env=shared.env())
     assert got.returncode == want.returncode, why
     assert got.stdout == want.stdout, why
     assert got.stderr == b"", why
 
 
-def _stored(paths, running_daemon, data):
+def _stored(shared, data):
     """Store `data` as a run's output (through ctx run, as an agent would) -> handle."""
-    f = paths.home + "/payload.bin"
+    f = shared.home + "/payload.bin"
     with open(f, "wb") as fh:
         fh.write(data)
-    p = ctx("run", "--", "cat %s" % f)
+    p = ctx("run", "--", "cat %s" % f, env=shared.env())
     assert p.returncode == 0, p.stderr
-    return last_handle(paths)
+    return last_handle(shared.paths)
 
 
 THREE_LINES = b"one\ntwo\nthree\n"
@@ -85,19 +88,19 @@ PAST_END = [
 
 
 @pytest.mark.parametrize("data,suffix,expect", PAST_END, ids=["%r%s" % (d[:8], s) for d, s, _ in PAST_END])
-def test_get_past_the_end_is_a_miss(paths, running_daemon, data, suffix, expect):
-    h = _stored(paths, running_daemon, data)
-    g = ctx("get", h + suffix, "--json")
+def test_get_past_the_end_is_a_miss(shared, data, suffix, expect):
+    h = _stored(shared, data)
+    g = ctx("get", h + suffix, "--json", env=shared.env())
     ans = json.loads(g.stdout)
     if expect is None:
         assert g.returncode == 1 and "know" not in ans
         assert ans["miss"]["reason"] == "abstain" and "past its end" in ans["miss"]["detail"]
         assert ans["miss"]["escalate_to"]
-        plain = ctx("get", h + suffix)
+        plain = ctx("get", h + suffix, env=shared.env())
         assert plain.returncode == 1 and plain.stdout == b"" and b"past its end" in plain.stderr
     else:
         assert g.returncode == 0 and ans["know"]["bytes"] == len(expect)
-        assert ctx("get", h + suffix).stdout == expect
+        assert ctx("get", h + suffix, env=shared.env()).stdout == expect
 
 
 BINARY = [
@@ -109,9 +112,9 @@ BINARY = [
 
 
 @pytest.mark.parametrize("label,data", BINARY, ids=[b[0] for b in BINARY])
-def test_get_json_on_binary_output(paths, running_daemon, label, data):
-    h = _stored(paths, running_daemon, data)
-    g = ctx("get", h, "--json")
+def test_get_json_on_binary_output(shared, label, data):
+    h = _stored(shared, data)
+    g = ctx("get", h, "--json", env=shared.env())
     assert g.returncode == 0, g.stderr
     know = json.loads(g.stdout.decode("utf-8"))["know"]
     assert know["b3"] == blake3(data).hexdigest() and know["bytes"] == len(data)
@@ -120,28 +123,28 @@ def test_get_json_on_binary_output(paths, running_daemon, label, data):
         assert know["lossy"] is False and know["text"] == data.decode("utf-8")
     except UnicodeDecodeError:
         assert know["lossy"] is True and know["text"] == data.decode("utf-8", "replace")
-    assert ctx("get", h).stdout == data, "without --json the bytes are exact"
+    assert ctx("get", h, env=shared.env()).stdout == data, "without --json the bytes are exact"
 
 
-def test_get_json_of_text_is_not_lossy(paths, running_daemon):
-    h = _stored(paths, running_daemon, "plain text, ünïcödé ✓\n".encode())
-    know = json.loads(ctx("get", h, "--json").stdout)["know"]
+def test_get_json_of_text_is_not_lossy(shared):
+    h = _stored(shared, "plain text, ünïcödé ✓\n".encode())
+    know = json.loads(ctx("get", h, "--json", env=shared.env()).stdout)["know"]
     assert know["lossy"] is False and know["text"] == "plain text, ünïcödé ✓\n"
 
 
 @pytest.mark.parametrize("arg", [b"r:\xff", b"\xff\xfe", b"r:0123456789ab:L1-\xff"])
-def test_get_json_with_undecodable_address_answers_valid_json(paths, running_daemon, arg):
-    g = subprocess.run(ctx_cmd() + ["get", arg, "--json"], capture_output=True, timeout=60)
+def test_get_json_with_undecodable_address_answers_valid_json(shared, arg):
+    g = ctx("get", arg, "--json", env=shared.env())
     ans = json.loads(g.stdout)
     assert g.returncode == 1 and ans["miss"]["reason"] == "abstain"
 
 
-def test_get_b3_checks_the_whole_span_not_the_page(paths, running_daemon):
+def test_get_b3_checks_the_whole_span_not_the_page(shared):
     data = b"".join(b"row %06d with some padding to make it long enough\n" % i for i in range(20000))
-    h = _stored(paths, running_daemon, data)
+    h = _stored(shared, data)
     full = blake3(data).hexdigest()[:8]
-    g = ctx("get", h, "b3=" + full, "--json")
+    g = ctx("get", h, "b3=" + full, "--json", env=shared.env())
     know = json.loads(g.stdout)["know"]
     assert know["truncated"] and re.fullmatch(re.escape(h) + r":L\d+-20000", know["next"])
-    bad = ctx("get", h, "b3=00000000", "--json")
+    bad = ctx("get", h, "b3=00000000", "--json", env=shared.env())
     assert json.loads(bad.stdout)["miss"]["reason"] == "denatured"
