@@ -370,8 +370,6 @@ def build(runs, meta, fresh_files=None):
     rows = []
     for ex in EXTRACTORS:
         bench = ex.__name__[:-len("_rows")]
-        if only and previous is not None and bench not in only:
-            continue
         try:
             new = ex()
         except Exception as e:  # a malformed bench JSON is one row, not a lost report
@@ -379,10 +377,6 @@ def build(runs, meta, fresh_files=None):
         for r in new:
             r["bench"] = bench
         rows.extend(new)
-    if only and previous is not None:
-        rows = [r for r in previous.get("rows", []) if r.get("bench") not in only] + rows
-        meta = dict(meta, partial={"rerun": sorted(only), "previous_date": _get(previous, "meta.date"),
-                                   "previous_mode": _get(previous, "meta.mode")})
     return {"meta": meta, "runs": {k: {kk: vv for kk, vv in v.items() if kk != "stdout_tail"} for k, v in runs.items()},
             "rows": rows}
 
@@ -419,10 +413,6 @@ def markdown(doc):
                  m.get("cpus"), m["versions"].get("platform"),
                  ", ".join("%s %s" % (k, v) for k, v in sorted(m["versions"].items()) if k != "platform" and v)),
              ]
-    if m.get("partial"):
-        p = m["partial"]
-        lines += ["", "Partial run: the rows of %s come from this run; the others from the report of %s (%s run)."
-                  % (", ".join(p["rerun"]), p.get("previous_date"), p.get("previous_mode"))]
     lines += ["", "| issue | figure | value | baseline | ratio | target | met | note |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in doc["rows"]:
