@@ -25,6 +25,7 @@ from reflex import tokens
 from reflex.address import parse_hint
 from reflex.digest import DENSITIES, build_digest, extract_facts, family_of_command
 from reflex.digest.budget import DEFAULT_BUDGETS
+from reflex.digest.neutralize import clean_line
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = sorted(glob.glob(os.path.join(REPO, "evals", "corpus", "*", "*", "meta.json")))
@@ -241,12 +242,18 @@ def test_census_complete_in_every_density(meta_path, density):
 
 @pytest.mark.parametrize("meta_path", CASES, ids=case_id)
 def test_digest_never_larger_than_raw(meta_path):
-    """At every density a digest costs at most what the raw output would; at normal density, above
-    2,000 raw tokens, at most 35% of it."""
+    """At every density a digest costs at most what the raw output would once made safe to quote; at
+    normal density, above 2,000 raw tokens, at most 35% of it.
+
+    "Safe to quote": a line with a harness-like tag (JUnit prints `"<parameter1>" is null`) is
+    shown with its `<` escaped, which costs a token or two more than the raw line; no digest can
+    avoid that without quoting the tag as it is."""
     meta, raw = load(meta_path)
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    safe_raw_tokens = tokens.count("\n".join(clean_line(line) for line in text.split("\n")))
     for density in DENSITIES:
         dg = digest_of(meta, raw, density)
-        assert dg.tokens <= dg.raw_tokens, (density, dg.tokens, dg.raw_tokens)
+        assert dg.tokens <= max(dg.raw_tokens, safe_raw_tokens), (density, dg.tokens, dg.raw_tokens, safe_raw_tokens)
         if density == "normal" and dg.raw_tokens > SHARE_FROM_TOKENS:
             assert dg.tokens <= MAX_SHARE * dg.raw_tokens, (dg.tokens, dg.raw_tokens)
 

@@ -10,7 +10,8 @@ the shape that runner gives ids; anything else is not a runner line.
 The shapes are those the runners produce, no more:
 
 - pytest: a node id `path::name[::name…]` with an optional `[parameters]`
-  suffix (the only place pytest puts free text), or, for a collection error,
+  suffix (the only place pytest puts free text), then for a pytest 9 subtest
+  ` [message]` and/or ` (k=v, …)`, or, for a collection error,
   a bare path.  No whitespace outside the brackets: pytest derives ids from
   file paths and Python names.
 - go test: `Test…`, `Example…`, `Fuzz…` or `Benchmark…`, then `/subtest` parts
@@ -29,7 +30,10 @@ import re
 MAX_ID = 1000
 
 _PY_PART = r"[^\s\[\]:]+"
-_PYTEST_NODE = re.compile(r"%s(?:::%s)+(?:\[.*\])?" % (_PY_PART, _PY_PART))
+# pytest 9 subtests append ` [message] (k=v, …)` (either part optional) to their test's node id.
+_PYTEST_NODE = re.compile(
+    r"%s(?:::%s)+(?:\[.*\])?(?: (?:\[.*\] ?)?(?:\(.*\))?(?<=[\])]))?" % (_PY_PART, _PY_PART)
+)
 # A collection error names a file or directory: no spaces, and a file extension or a slash.
 _PYTEST_PATH = re.compile(r"[^\s\[\]:]*(?:\.[A-Za-z0-9]+|/)")
 _GO_TEST = re.compile(r"(?:Test|Example|Fuzz|Benchmark)[^\s/]*(?:/\S*)*")
