@@ -14,6 +14,7 @@ from ..ledger.writer import LedgerWriter
 
 
 WORKTREE_SETTLE_S = 0.3
+SPARE_SEARCH_AFTER_S = 10.0
 # A directory is only watched when it looks like a project: watching / or ~ or
 # /tmp (where an agent sometimes runs one-off commands) would scan and watch
 # huge unrelated trees and spend the daemon's CPU on other programs' churn.
@@ -218,8 +219,13 @@ class DaemonContext:
             from ..digest import build_digest
             from .. import fold  # noqa: F401 - imported to warm it
             build_digest(b"warm\n", family="other", exit_code=0, command="true", handle="r:000000000000")
+            # A search process started ahead, so the first `ctx search` does not wait for one; not
+            # now: a session's first hooks arrive while the daemon starts, and they come first.
+            import threading
             from .linesearch import WORKERS
-            WORKERS.refill()  # a search process started ahead: the first `ctx search` does not wait for one
+            timer = threading.Timer(SPARE_SEARCH_AFTER_S, WORKERS.refill)
+            timer.daemon = True
+            timer.start()
         except Exception as e:
             self.log("warm-up failed: %r" % (e,))
 
