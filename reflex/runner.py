@@ -11,8 +11,9 @@ spooled, so nothing is lost and the exit code is kept.
 
 Before anything reads the capture, the values of the secret files around the
 command (reflex.secret_values: the project's .env and keys, the directories the
-command reads recursively, the home secrets) are replaced in it, so no secret
-value is stored, sliced, printed or spooled; a census line says what was hidden.
+command reads recursively, the home secrets; found by a thread while the command
+runs) are replaced in it, so no secret value is stored, sliced, printed or
+spooled; a census line says what was hidden.
 `ctx run --raw -- CMD` (what the safety plane rewrites a recursive read to)
 prints the whole redacted output instead of a digest.
 
@@ -89,10 +90,11 @@ def main(argv):
     parts = split(command)
     producer, slicer = parts if parts else (command, None)
     _announce(paths, uid, capture)
+    census = _CensusThread(command)
     t0 = time.time()
     code = _run(producer, cfd)
     duration_ms = (time.time() - t0) * 1000.0
-    redacted, labels, partial = _redact(command, capture, cfd)
+    redacted, labels, partial = _redact(census.result(), capture, cfd)
     view = b""
     exit_code = code
     if slicer is not None:
@@ -171,11 +173,30 @@ def _census(command):
         return Census()
 
 
-def _redact(command, capture, cfd):
+class _CensusThread:
+    """The census, taken while the command runs: for a test suite it costs nothing after."""
+
+    def __init__(self, command):
+        import threading
+        self._value = None
+        self._thread = threading.Thread(target=self._work, args=(command,), daemon=True)
+        self._thread.start()
+
+    def _work(self, command):
+        self._value = _census(command)
+
+    def result(self):
+        self._thread.join()
+        if self._value is None:
+            from .secret_values import Census
+            return Census()
+        return self._value
+
+
+def _redact(census, capture, cfd):
     """Replace the secret values in the capture before anything reads it.
 
     -> (values replaced, {file label: count}, whether the census stopped at a limit)."""
-    census = _census(command)
     try:
         from . import secret_values
         count, labels = secret_values.redact_capture(cfd, capture, census)
