@@ -21,8 +21,9 @@ spooled, so nothing more is lost and the exit status is kept.
 
 Before anything reads the capture, the values of the secret files around the
 command (reflex.secret_values: the project's .env and keys, the directories the
-command reads recursively, the home secrets) are replaced in it, so no secret
-value is stored, sliced, printed or spooled; a census line says what was hidden.
+command reads recursively, the home secrets; found by a thread while the command
+runs) are replaced in it, so no secret value is stored, sliced, printed or
+spooled; a census line says what was hidden.
 `ctx run --raw -- CMD` (what the safety plane rewrites a recursive read to)
 prints the whole redacted output instead of a digest.
 
@@ -118,6 +119,7 @@ def main(argv):
     from .pipesplit import split_point
     point = split_point(command)
     _announce(paths, uid, capture, limit)
+    census_thread = _CensusThread(command)
     t0 = time.time()
     if point is None:
         code, kept = _run_captured(command, cfd, limit)
@@ -131,7 +133,7 @@ def main(argv):
             extra += ',"view_bytes":%d' % view_kept.total
     duration_ms = (time.time() - t0) * 1000.0
     extra += kept.header_fields()
-    census = _census(command)
+    census = census_thread.result()
     redacted, labels, partial = _redact(census, capture, cfd)
     if view and census.values:
         # The slicer read the output before the capture was redacted: its view is redacted too.
@@ -207,6 +209,26 @@ def _census(command):
     except Exception:  # noqa: BLE001 - a census failure must not lose the run
         from .secret_values import Census
         return Census()
+
+
+class _CensusThread:
+    """The census, taken while the command runs: for a test suite it costs nothing after."""
+
+    def __init__(self, command):
+        import threading
+        self._value = None
+        self._thread = threading.Thread(target=self._work, args=(command,), daemon=True)
+        self._thread.start()
+
+    def _work(self, command):
+        self._value = _census(command)
+
+    def result(self):
+        self._thread.join()
+        if self._value is None:
+            from .secret_values import Census
+            return Census()
+        return self._value
 
 
 def _redact(census, capture, cfd):

@@ -173,23 +173,24 @@ def collect(cwd, environ=None, command=None, deadline=None):
                 _walk(census, p, home, ctx_home, deadline, limit=500, label_base=home)
             elif os.path.isfile(p):
                 census.add_file(p, kind, "~/" + loc)
-        roots = []
         try:
             root = project.project_root(cwd, env)
         except Exception:  # noqa: BLE001 - a census without the project is still a census
             root = cwd
-        roots.append(root)
-        if cwd and cwd not in roots:
-            roots.append(cwd)
+        # (directory, deep): the project is walked whole; a directory that is not a project
+        # (home, /, /tmp: a cwd outside any project) only for its own files, since walking it
+        # whole would cost every run up to the time limit. What the command reads recursively
+        # is walked whole, wherever it is.
+        roots = [(root, not _broad(root, home)), (cwd, not _broad(cwd, home))]
         if command and any(s in command for s in _MAY_LEAVE_CWD):
-            roots += [r for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
+            roots += [(r, True) for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
         seen = []
-        for r in roots:
-            r = os.path.realpath(r)
+        for r, deep in sorted(((os.path.realpath(r), d) for r, d in roots if r), key=lambda x: not x[1]):
             if r == "/" or any(r == s or r.startswith(s.rstrip("/") + "/") for s in seen):
                 continue
-            seen.append(r)
-            _walk(census, r, home, ctx_home, deadline, label_base=root)
+            if deep:
+                seen.append(r)
+            _walk(census, r, home, ctx_home, deadline, label_base=root, depth=None if deep else 0)
     except Exception:  # noqa: BLE001 - a census that fails part-way keeps what it found
         census.truncated = True
     return census
@@ -206,7 +207,15 @@ def _tree_roots(command, cwd, root, home, env, ctx_home):
     return safety.tree_roots(command, cwd, policy)
 
 
-def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=None):
+def _broad(d, home):
+    """A directory that is not a project: home or above it, /, a temp dir itself."""
+    if not d:
+        return True
+    d = d.rstrip("/") or "/"
+    return d == "/" or d == home or home.startswith(d + "/") or d in ("/tmp", "/var/tmp", "/private/tmp")
+
+
+def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=None, depth=None):
     from .safety_paths import basename_kind, secret_kind
 
     def kind_of(path, name):
@@ -246,7 +255,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                 if e.is_symlink():
                     target = os.path.realpath(path)
                     if os.path.isdir(target):
-                        if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE:
+                        if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE and depth is None:
                             linked.append((path, target))
                         continue
                     kind = kind_of(path, e.name) or secret_kind(target, home, ctx_home)
@@ -255,7 +264,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                     continue
                 if e.is_dir(follow_symlinks=False):
                     # A directory tree without symlinks has no cycles: only linked ones are checked.
-                    if e.name not in PRUNE:
+                    if e.name not in PRUNE and depth is None:
                         stack.append(path)
                     continue
                 kind = kind_of(path, e.name)

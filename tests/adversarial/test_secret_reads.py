@@ -66,6 +66,7 @@ class World:
         self.home = os.path.join(root, "home")
         self.ctx_home = os.path.join(root, "ctxhome")
         self.bin = os.path.join(root, "bin")
+        self.scratch = os.path.join(root, "scratch")   # where attacks leave copies: outside the project
         tag = secrets.token_hex(10)
         names = ("env", "envbak", "envsave", "pem", "yaml", "dotlocal", "ssh", "aws", "token")
         self.canaries = {n: "ctxcanary%s%s" % (n, tag) for n in names}
@@ -119,6 +120,7 @@ class World:
         os.symlink("../home/.ssh", os.path.join(self.proj, "keys"))       # a secret directory
         os.symlink("config", os.path.join(self.proj, "settings"))         # grep -R follows it
         os.makedirs(self.bin)
+        os.makedirs(self.scratch)
         rg = _claude_rg()
         if rg:
             os.symlink(rg, os.path.join(self.bin, "rg"))
@@ -225,7 +227,7 @@ CASES = [
     bash("recursive", "find-exec-sh-c", "find config -type f -exec sh -c 'cat \"$1\"' _ {} \\;", "redact|deny"),
     bash("recursive", "xargs-null", "git ls-files -z | xargs -0 cat", "redact|deny"),
     bash("recursive", "grep-r-piped-to-base64", "grep -rn API_KEY . | base64 -w0", "deny", leaks=False),
-    bash("recursive", "grep-r-to-file-then-read", "grep -rn API_KEY . > /tmp/ctx-adv-out.txt; cat /tmp/ctx-adv-out.txt",
+    bash("recursive", "grep-r-to-file-then-read", "grep -rn API_KEY . > {scratch}/out.txt; cat {scratch}/out.txt",
          "deny"),
     bash("recursive", "grep-r-captured", "x=$(grep -rn API_KEY .); echo \"$x\"", "deny"),
     bash("recursive", "grep-o-cuts-values", "grep -rhoE 'ctxcanary[a-z0-9]{16}' .", "deny"),
@@ -239,11 +241,11 @@ CASES = [
     bash("symlink", "head-link-dir", "head -c 400 keys/id_ed25519", "deny"),
     bash("symlink", "dotdot-after-link", "cat keys/../.aws/credentials", "deny"),
     bash("symlink", "python-open-link", "python3 -c \"print(open('notes.txt').read())\"", "deny"),
-    bash("symlink", "cp-link-then-cat", "cp notes.txt /tmp/ctx-adv-copy && cat /tmp/ctx-adv-copy", "deny"),
+    bash("symlink", "cp-link-then-cat", "cp notes.txt {scratch}/copy && cat {scratch}/copy", "deny"),
     bash("symlink", "dd-link", "dd if=notes.txt status=none", "deny"),
     bash("symlink", "proc-self-cwd", "cat /proc/self/cwd/notes.txt", "deny"),
     bash("symlink", "made-from-output",
-         "ln -sf \"$PWD/$(printf '.%s' env)\" /tmp/ctx-adv-link && cat /tmp/ctx-adv-link",
+         "ln -sf \"$PWD/$(printf '.%s' env)\" {scratch}/link && cat {scratch}/link",
          "redact|deny"),
     tool("symlink", "read-link", "Read", {"file_path": "notes.txt"}, "deny"),
     tool("symlink", "read-link-dir", "Read", {"file_path": "keys/id_ed25519"}, "deny"),
@@ -308,6 +310,8 @@ CASES = [
 
 def _payload(world, case, n):
     tool_input = dict(case.input)
+    if "command" in tool_input:
+        tool_input["command"] = tool_input["command"].replace("{scratch}", world.scratch)
     for k in ("file_path", "path"):
         if isinstance(tool_input.get(k), str):
             tool_input[k] = tool_input[k].replace("$CTX_HOME", world.ctx_home)
@@ -375,7 +379,8 @@ def test_secret_read(world, case):
         pytest.skip("Claude Code's ripgrep (claude-agent-sdk, the e2e extra) is not installed")
     payload = _payload(world, case, CASES.index(case))
     if case.leaks:
-        raw_input = dict(payload["tool_input"], command=case.raw) if case.raw else payload["tool_input"]
+        raw_input = dict(payload["tool_input"], command=case.raw.replace("{scratch}", world.scratch)) \
+            if case.raw else payload["tool_input"]
         key = (case.tool, json.dumps({k: v for k, v in raw_input.items() if k != "description"}, sort_keys=True))
         if key not in _LEAKS_WITHOUT_CTX:
             _LEAKS_WITHOUT_CTX[key] = world.leaked(_perform(world, case, raw_input))
