@@ -231,16 +231,36 @@ def get_latencies(fast, paths, run):
     return out
 
 
+def _with_tee(command, scratch):
+    """The bare pipeline with ctx's tee stage inserted (no ctx run, no daemon): the tee's own cost."""
+    from reflex import capture, pipesplit, runner
+    point = pipesplit.split_point(command)
+    if point is None:
+        return None
+    producer, pipe, slicer, _ = point
+    cap = os.path.join(scratch, "tee.out")
+    stats = cap + ".kept"
+    for f in (cap, stats):
+        with open(f, "wb"):
+            pass
+    return "%s %s %s | %s" % (producer, pipe, runner._tee_command(cap, capture.LIMIT, stats), slicer)
+
+
 def pipelines(paths, fast, runs):
     proc = _common.start_daemon(paths)
     out = {}
+    scratch = os.path.join(paths.home, "scratch")
+    os.makedirs(scratch, exist_ok=True)
     try:
         _timed([fast, "run", "--", "seq 1 10 | head -1"])
         for name, (command, target) in PIPELINES.items():
-            bare, ctx = [], []
+            bare, ctx, teed = [], [], []
             for _ in range(runs):
                 t, p = _timed(["/bin/bash", "-c", command], stdout=subprocess.PIPE, timeout=120)
                 bare.append(t)
+                tee_text = _with_tee(command, scratch)
+                if tee_text:
+                    teed.append(_timed(["/bin/bash", "-c", tee_text], stdout=subprocess.PIPE, timeout=120)[0])
                 t, q = _timed([fast, "run", "--", command], stdout=subprocess.PIPE, timeout=120)
                 ctx.append(t)
                 if q.returncode != p.returncode or not q.stdout.endswith(p.stdout):
@@ -249,6 +269,7 @@ def pipelines(paths, fast, runs):
             b, c = statistics.median(bare), statistics.median(ctx)
             out[name] = {"command": command, "bare_s": round(b, 4), "ctx_run_s": round(c, 4),
                          "ratio": round(c / b, 3), "overhead_ms": round((c - b) * 1000, 1),
+                         "bare_with_tee_s": round(statistics.median(teed), 4) if teed else None,
                          "target_applies": target, "runs": runs}
     finally:
         _common.stop_daemon(paths, proc)
@@ -287,8 +308,9 @@ def main():
         print("  header: %s" % r["header"])
     res["pipelines"] = pipelines(paths, fast, 3 if args.quick else 7)
     for name, r in res["pipelines"].items():
-        print("%-62s bare %.3f s, ctx run %.3f s: %.2fx (+%.0f ms)" % (name, r["bare_s"], r["ctx_run_s"], r["ratio"],
-                                                                       r["overhead_ms"]))
+        print("%-62s bare %.3f s, ctx run %.3f s: %.2fx (+%.0f ms)%s" % (
+            name, r["bare_s"], r["ctx_run_s"], r["ratio"], r["overhead_ms"],
+            "; bare with ctx's tee inserted %.3f s" % r["bare_with_tee_s"] if r["bare_with_tee_s"] else ""))
     print("wrote", _common.write_json("bench_huge.json", res))
 
 

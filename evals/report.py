@@ -142,7 +142,8 @@ def huge_rows():
         out.append(row(5, "`%s` through ctx run" % name, p["ctx_run_s"], "s", "bare bash pipeline", p["bare_s"],
                        "<= 1.5x" if p["target_applies"] else None,
                        (p["ratio"] <= 1.5) if p["target_applies"] else None,
-                       note="+%.0f ms" % p["overhead_ms"]))
+                       note="+%.0f ms%s" % (p["overhead_ms"], "; bare pipeline with ctx's tee inserted: %s s" % (
+                           p["bare_with_tee_s"]) if p.get("bare_with_tee_s") else "")))
     return out
 
 
