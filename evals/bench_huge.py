@@ -4,7 +4,8 @@
    rewrites use it), per workload (numbered lines from `seq`, one-character lines from
    `yes`), each with a fresh daemon:
    - bare command time, twice: stdout to /dev/null, and to a pipe drained by a reader
-     (what a harness does); ctx run time; the ratios;
+     (what a harness does); ctx run time; the ratios; and the CPU time of each (with
+     the daemon's for ctx run), steadier than wall time when other work shares the cores;
    - digest latency after the command's exit: as the agent sees it (ctx run's wall time
      minus the command's own duration, which ctx run records) and daemon-side (store +
      count + digest, from the run's ledger row); target < 2 s;
@@ -58,6 +59,7 @@ PIPELINES = {
     "python loop writing forever | head -5":
         ("python3 -S -c 'while True: print(\"spam spam spam\")' | head -5", True),
     "yes | head -5": ("yes | head -5", False),
+    "true (ctx run's fixed cost, no pipeline)": ("true", False),
 }
 
 
@@ -65,20 +67,40 @@ def _limit():
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
 
 
-def _timed(argv, stdout=subprocess.DEVNULL, env=None, timeout=600):
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _timed(argv, stdout=subprocess.DEVNULL, env=None, timeout=600, cpu=None):
+    """Wall time of a command; its CPU time (with its descendants) is appended to `cpu` when given."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     p = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, env=env, preexec_fn=_limit, timeout=timeout)
-    return time.perf_counter() - t0, p
+    t = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(_children_cpu() - c0)
+    return t, p
 
 
-def _bare_to_pipe(command):
+def _bare_to_pipe(command, cpu=None):
     """The bare command with its stdout drained by a reader, as a harness reads it."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     p = subprocess.Popen(["/bin/bash", "-c", command], stdout=subprocess.PIPE, preexec_fn=_limit)
     while p.stdout.read(1 << 20):
         pass
     p.wait()
+    if cpu is not None:
+        cpu.append(_children_cpu() - c0)
     return time.perf_counter() - t0
+
+
+def _proc_cpu(pid):
+    """CPU seconds a process (the daemon) has used so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _vm_hwm_kb(pid):
@@ -140,13 +162,16 @@ def huge(paths, fast, workload, size, runs):
         pid = _daemon_pid(paths)
         rss_warm = _vm_hwm_kb(pid)
         bare_null, bare_pipe, ctx_t, after_exit, daemon_side, peaks = [], [], [], [], [], []
+        cpu_null, cpu_pipe, cpu_ctx, cpu_daemon = [], [], [], []
         out_bytes = 0
         header = ""
         for _ in range(runs):
-            bare_null.append(_timed(["/bin/bash", "-c", command])[0])
-            bare_pipe.append(_bare_to_pipe(command))
+            bare_null.append(_timed(["/bin/bash", "-c", command], cpu=cpu_null)[0])
+            bare_pipe.append(_bare_to_pipe(command, cpu=cpu_pipe))
             sampler = DirSampler(paths.captures)
-            t, p = _timed([fast, "run", "--", command], stdout=subprocess.PIPE)
+            d0 = _proc_cpu(pid)
+            t, p = _timed([fast, "run", "--", command], stdout=subprocess.PIPE, cpu=cpu_ctx)
+            cpu_daemon.append(_proc_cpu(pid) - d0)
             peaks.append(sampler.stop())
             if p.returncode != 0:
                 raise SystemExit("ctx run failed: %s" % p.stderr.decode(errors="replace")[-500:])
@@ -167,6 +192,10 @@ def huge(paths, fast, workload, size, runs):
             "ctx_run_s": round(med(ctx_t), 3),
             "ratio_vs_bare_pipe": round(med(ctx_t) / med(bare_pipe), 3),
             "ratio_vs_bare_devnull": round(med(ctx_t) / med(bare_null), 3),
+            # CPU seconds: steadier than wall time on a machine shared by other work.
+            "cpu_s": {"bare_to_devnull": round(med(cpu_null), 3), "bare_to_pipe": round(med(cpu_pipe), 3),
+                      "ctx_run_and_command": round(med(cpu_ctx), 3), "daemon": round(med(cpu_daemon), 3)},
+            "cpu_ratio_vs_bare_pipe": round((med(cpu_ctx) + med(cpu_daemon)) / med(cpu_pipe), 3),
             "digest_after_exit_s": {"median": round(med(after_exit), 3), "max": round(max(after_exit), 3)},
             "daemon_side_s": {"median": round(med(daemon_side), 3), "max": round(max(daemon_side), 3)},
             "daemon_rss_mb": {"warm": round(rss_warm / 1024, 1), "peak": round(rss_peak / 1024, 1),
@@ -202,16 +231,36 @@ def get_latencies(fast, paths, run):
     return out
 
 
+def _with_tee(command, scratch):
+    """The bare pipeline with ctx's tee stage inserted (no ctx run, no daemon): the tee's own cost."""
+    from reflex import capture, pipesplit, runner
+    point = pipesplit.split_point(command)
+    if point is None:
+        return None
+    producer, pipe, slicer, _ = point
+    cap = os.path.join(scratch, "tee.out")
+    stats = cap + ".kept"
+    for f in (cap, stats):
+        with open(f, "wb"):
+            pass
+    return "%s %s %s | %s" % (producer, pipe, runner._tee_command(cap, capture.LIMIT, stats), slicer)
+
+
 def pipelines(paths, fast, runs):
     proc = _common.start_daemon(paths)
     out = {}
+    scratch = os.path.join(paths.home, "scratch")
+    os.makedirs(scratch, exist_ok=True)
     try:
         _timed([fast, "run", "--", "seq 1 10 | head -1"])
         for name, (command, target) in PIPELINES.items():
-            bare, ctx = [], []
+            bare, ctx, teed = [], [], []
             for _ in range(runs):
                 t, p = _timed(["/bin/bash", "-c", command], stdout=subprocess.PIPE, timeout=120)
                 bare.append(t)
+                tee_text = _with_tee(command, scratch)
+                if tee_text:
+                    teed.append(_timed(["/bin/bash", "-c", tee_text], stdout=subprocess.PIPE, timeout=120)[0])
                 t, q = _timed([fast, "run", "--", command], stdout=subprocess.PIPE, timeout=120)
                 ctx.append(t)
                 if q.returncode != p.returncode or not q.stdout.endswith(p.stdout):
@@ -220,6 +269,7 @@ def pipelines(paths, fast, runs):
             b, c = statistics.median(bare), statistics.median(ctx)
             out[name] = {"command": command, "bare_s": round(b, 4), "ctx_run_s": round(c, 4),
                          "ratio": round(c / b, 3), "overhead_ms": round((c - b) * 1000, 1),
+                         "bare_with_tee_s": round(statistics.median(teed), 4) if teed else None,
                          "target_applies": target, "runs": runs}
     finally:
         _common.stop_daemon(paths, proc)
@@ -244,6 +294,9 @@ def main():
         print("%s: %d bytes" % (name, r["output_bytes"]))
         print("  bare %.2f s (/dev/null) %.2f s (pipe), ctx run %.2f s: %.2fx the piped bare command" % (
             r["bare_to_devnull_s"], r["bare_to_pipe_s"], r["ctx_run_s"], r["ratio_vs_bare_pipe"]))
+        print("  CPU: bare %.2f s (/dev/null) %.2f s (pipe), ctx run + command %.2f s + daemon %.2f s: %.2fx" % (
+            r["cpu_s"]["bare_to_devnull"], r["cpu_s"]["bare_to_pipe"], r["cpu_s"]["ctx_run_and_command"],
+            r["cpu_s"]["daemon"], r["cpu_ratio_vs_bare_pipe"]))
         print("  digest %.2f s after exit (daemon side %.2f s); daemon RSS peak %.0f MB (+%.0f MB)" % (
             r["digest_after_exit_s"]["median"], r["daemon_side_s"]["median"], r["daemon_rss_mb"]["peak"],
             r["daemon_rss_mb"]["growth"]))
@@ -255,8 +308,9 @@ def main():
         print("  header: %s" % r["header"])
     res["pipelines"] = pipelines(paths, fast, 3 if args.quick else 7)
     for name, r in res["pipelines"].items():
-        print("%-62s bare %.3f s, ctx run %.3f s: %.2fx (+%.0f ms)" % (name, r["bare_s"], r["ctx_run_s"], r["ratio"],
-                                                                       r["overhead_ms"]))
+        print("%-62s bare %.3f s, ctx run %.3f s: %.2fx (+%.0f ms)%s" % (
+            name, r["bare_s"], r["ctx_run_s"], r["ratio"], r["overhead_ms"],
+            "; bare with ctx's tee inserted %.3f s" % r["bare_with_tee_s"] if r["bare_with_tee_s"] else ""))
     print("wrote", _common.write_json("bench_huge.json", res))
 
 

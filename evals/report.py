@@ -125,6 +125,12 @@ def huge_rows():
         mb = "%.0f MB %s" % (w["output_bytes"] / 1e6, name)
         out.append(row(5, "ctx run wall time, %s" % mb, w["ctx_run_s"], "s", "bare, stdout to a pipe",
                        w["bare_to_pipe_s"], note="bare to /dev/null: %s s" % w["bare_to_devnull_s"]))
+        cpu = w.get("cpu_s")
+        if cpu:
+            out.append(row(5, "CPU time, ctx run + command + daemon, %s" % mb,
+                           round(cpu["ctx_run_and_command"] + cpu["daemon"], 3), "s", "bare, stdout to a pipe",
+                           cpu["bare_to_pipe"], note="daemon %s s; bare to /dev/null %s s" % (
+                               cpu["daemon"], cpu["bare_to_devnull"])))
         v = w["digest_after_exit_s"]["median"]
         out.append(row(5, "digest latency after the command's exit, %s" % mb, v, "s", target="< 2 s", ok=v < 2,
                        note="daemon side (store + count + digest) %s s" % w["daemon_side_s"]["median"]))
@@ -146,7 +152,8 @@ def huge_rows():
         out.append(row(5, "`%s` through ctx run" % name, p["ctx_run_s"], "s", "bare bash pipeline", p["bare_s"],
                        "<= 1.5x" if p["target_applies"] else None,
                        (p["ratio"] <= 1.5) if p["target_applies"] else None,
-                       note="+%.0f ms" % p["overhead_ms"]))
+                       note="+%.0f ms%s" % (p["overhead_ms"], "; bare pipeline with ctx's tee inserted: %s s" % (
+                           p["bare_with_tee_s"]) if p.get("bare_with_tee_s") else "")))
     return out
 
 

@@ -118,15 +118,18 @@ def main(argv):
     limit = capture_mod.limit_from_env()
     from .pipesplit import split_point
     point = split_point(command)
-    _announce(paths, uid, capture, limit)
     census_thread = _CensusThread(command)
     t0 = time.time()
+
+    def announce():
+        _announce(paths, uid, capture, limit)
     if point is None:
-        code, kept = _run_captured(command, cfd, limit)
+        code, kept = _run_captured(command, cfd, limit, announce)
         exit_code, view, view_kept, extra = code, b"", None, ""
     else:
         producer, pipe, slicer, stages = point
-        exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit)
+        exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit,
+                                                             announce)
         extra = ',"producer":%s,"slicer":%s,"slicer_exit":%d' % (
             wire.json_str(producer), wire.json_str(slicer), exit_code)
         if view_kept.elided:
@@ -250,9 +253,11 @@ def _redact(census, capture, cfd):
 def _announce(paths, uid, capture, limit):
     """Tell the daemon where the output goes, so it can count tokens while the command runs.
 
-    `stable` is how many leading bytes of the capture never change once written (its
-    head, see reflex.capture).  Best effort with a tight budget: without a daemon the
-    run proceeds unchanged."""
+    Sent once the command has started, so the round trip is not added to the command's
+    time (the pipe buffers what it writes meanwhile; the follower reads the capture from
+    its start anyway).  `stable` is how many leading bytes of the capture never change
+    once written (its head, see reflex.capture).  Best effort with a tight budget:
+    without a daemon the run proceeds unchanged."""
     head = ('{"v":%d,"op":"run.start","uid":"%s","capture":%s,"stable":%d}\n'
             % (wire.PROTOCOL, uid, wire.json_str(capture), capture_mod.split_limit(limit)[0])).encode()
     try:
@@ -294,7 +299,7 @@ def _forward_signals(pid):
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 
 
-def _run_captured(command, cfd, limit):
+def _run_captured(command, cfd, limit, announce):
     """Run `command` with stdout+stderr into the bounded capture; -> (exit status, Kept)."""
     rfd, wfd = os.pipe2(os.O_CLOEXEC)
     try:
@@ -303,6 +308,7 @@ def _run_captured(command, cfd, limit):
     finally:
         os.close(wfd)
     _forward_signals(pid)
+    announce()
     ring = capture_mod.FileRing(cfd, limit)
     try:
         status = _pump(pid, rfd, ring.take)
@@ -311,7 +317,7 @@ def _run_captured(command, cfd, limit):
     return status, ring.finish()
 
 
-def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit):
+def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit, announce):
     """Run the whole command with the tee before the slicer.
 
     -> (bash's exit status, the producer's status, Kept of the capture, view bytes, Kept of the view)."""
@@ -334,6 +340,7 @@ def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit):
     finally:
         os.close(wfd)
     _forward_signals(pid)
+    announce()
     view = capture_mod.MemoryHeadTail(VIEW_LIMIT)
 
     def take(fd):
