@@ -27,7 +27,7 @@ def setup_env(prefix="ctx-bench-"):
 
 
 def start_daemon(paths, wait=20):
-    from reflex import client
+    from reflex.shim import client
     os.makedirs(paths.home, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "reflex.daemon", "run"], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -43,7 +43,7 @@ def start_daemon(paths, wait=20):
 
 
 def stop_daemon(paths, proc=None):
-    from reflex import daemon_control
+    from reflex.daemon import control as daemon_control
     try:
         daemon_control.stop(paths)
     except Exception:

@@ -38,7 +38,8 @@ def _payload(client_id, i):
 
 
 def _client(client_id, n, q, pace_s=0.002):
-    from reflex import hook, paths as paths_mod
+    from reflex import paths as paths_mod
+    from reflex.shim import hook
     paths = paths_mod.resolve()
     worst = 0.0
     for i in range(n):
@@ -63,7 +64,7 @@ def run(events=10000, clients=8, seed=7, min_gap=0.15, max_gap=0.6, log=print):
     stop = threading.Event()
 
     def killer():
-        from reflex import client as client_mod
+        from reflex.shim import client as client_mod
         while not stop.is_set():
             # wait for a daemon that answers, let it serve for a random while, then kill it
             try:
@@ -75,7 +76,7 @@ def run(events=10000, clients=8, seed=7, min_gap=0.15, max_gap=0.6, log=print):
                 continue
             if stop.wait(rng.uniform(min_gap, max_gap)):
                 return
-            from reflex.daemon_control import lock_pid
+            from reflex.daemon.control import lock_pid
             pid = lock_pid(paths)
             if pid:
                 try:
@@ -96,7 +97,8 @@ def run(events=10000, clients=8, seed=7, min_gap=0.15, max_gap=0.6, log=print):
     kt.join()
     wall = time.time() - t0
     # Bring a daemon up (if the last kill left none) and let it drain the spool.
-    from reflex import client, spool
+    from reflex.shim import client
+    from reflex.shim import spool
     client.spawn_daemon(paths)
     deadline = time.time() + 120
     while time.time() < deadline:

@@ -58,10 +58,10 @@ def _pct(xs, q):
 
 def child(paths, rounds):
     """Time the fold of whatever `reflex` this interpreter imports: -> JSON on stdout."""
-    from reflex.events import Event
-    from reflex.fold import SessionReflex
-    from reflex.policy import default_policy
-    from reflex.transcript import read_transcript
+    from reflex.arc.events import Event
+    from reflex.arc.fold import SessionReflex
+    from reflex.arc.policy import default_policy
+    from reflex.harness.claude.transcript import read_transcript
     sessions = [read_transcript(p) for p in paths]
     sessions.append(synthetic_session(Event))
     policy = default_policy()

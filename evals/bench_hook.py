@@ -62,7 +62,8 @@ def main():
     ap.add_argument("--runs", type=int, default=40)
     args = ap.parse_args()
     paths = _common.setup_env()
-    from reflex import config, install, launcher
+    from reflex import config, install
+    from reflex.shim import launcher
     fast = launcher.write_launcher(paths)
     token = install.ensure_token(paths)
     port = _free_port()

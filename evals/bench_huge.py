@@ -109,7 +109,7 @@ def _vm_hwm_kb(pid):
 
 
 def _daemon_pid(paths):
-    from reflex import daemon_control
+    from reflex.daemon import control as daemon_control
     return daemon_control.lock_pid(paths)
 
 
@@ -233,7 +233,9 @@ def get_latencies(fast, paths, run):
 
 def _with_tee(command, scratch):
     """The bare pipeline with ctx's tee stage inserted (no ctx run, no daemon): the tee's own cost."""
-    from reflex import capture, pipesplit, runner
+    from reflex.shim import capture
+    from reflex.safety import pipesplit
+    from reflex.shim import run as runner
     point = pipesplit.split_point(command)
     if point is None:
         return None
@@ -285,7 +287,8 @@ def main():
     size = args.size or (100 * 1000 * 1000 if args.quick else 1 << 30)
     runs = args.runs or (1 if args.quick else 3)
     paths = _common.setup_env("ctx-bench-huge-")
-    from reflex import capture, launcher
+    from reflex.shim import capture
+    from reflex.shim import launcher
     fast = launcher.write_launcher(paths)
     res = {"machine": _common.machine(), "size": size, "capture_limit": capture.LIMIT, "workloads": {}}
     for name in WORKLOADS:

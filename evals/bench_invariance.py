@@ -44,7 +44,9 @@ def main():
 
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
-    from reflex import hook, local_decision, payload as payload_mod
+    from reflex.shim import hook
+    from reflex.shim import fallback as local_decision
+    from reflex.harness.claude import payload as payload_mod
     from tests.adversarial.payloads import CALLS, outcome, payloads
     hook.REPLY_TIMEOUT = 60.0  # compare decisions, not patience: a fallback is counted apart
     proc = _common.start_daemon(paths, wait=60)

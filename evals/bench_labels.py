@@ -30,7 +30,7 @@ from tests import rerun_labels  # noqa: E402
 # starvation.classify, which its detect() looks up at call time).
 _BASELINE_CHILD = r'''
 import json, sys
-import reflex.detectors.starvation as st
+import reflex.arc.detectors.starvation as st
 seen = {}
 orig = st.classify
 def wrapped(track, obs, policy):
@@ -39,7 +39,7 @@ def wrapped(track, obs, policy):
         seen.setdefault(obs.event.tool_use_id, r[1])
     return r
 st.classify = wrapped
-from reflex.replay import load, replay
+from reflex.analysis.replay import load, replay
 out = {}
 for name, paths in json.load(sys.stdin).items():
     fired = {}

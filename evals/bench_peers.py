@@ -90,7 +90,8 @@ def main():
     runs = 3 if args.quick else 25
     paths = _common.setup_env("ctx-peers-")
     tmp = tempfile.mkdtemp(prefix="ctx-peers-work-")
-    from reflex import config, install, launcher, tokens
+    from reflex import config, install, tokens
+    from reflex.shim import launcher
     fast = launcher.write_launcher(paths)
     token = install.ensure_token(paths)
     s = socket.socket()

@@ -4,7 +4,7 @@ The corpus transcripts (/work/shared/corpus/transcripts) are concatenated, copy 
 into one file in a temp dir until it reaches the target size; each copy gets its own tool-use
 ids so every call counts.  Timed two ways:
 
-  in-process    reflex.replay.load + replay (parse, safety + rewrite decisions, fold, detectors)
+  in-process    reflex.analysis.replay.load + replay (parse, safety + rewrite decisions, fold, detectors)
   command       a fresh Python process running the replay command with --json (imports included)
 
 Target: under 2 s for the 3 MB transcript.
@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from evals import _common  # noqa: E402
-from reflex.replay import load, replay  # noqa: E402
+from reflex.analysis.replay import load, replay  # noqa: E402
 
 CORPUS = "/work/shared/corpus/transcripts"
 TARGET_S = 2.0

@@ -35,7 +35,7 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
     paths = _common.setup_env()
-    from reflex import launcher
+    from reflex.shim import launcher
     fast = launcher.write_launcher(paths)
     proc = _common.start_daemon(paths)
     env = dict(os.environ)

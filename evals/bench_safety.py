@@ -1,13 +1,13 @@
 """Safety plane cost: µs per check over the bypass table, worst cases, and import time.
 
 The safety plane runs inside the hook shim when the daemon is down, so both the per-check
-time and the import time of reflex.safety are paid on the hook's critical path.
+time and the import time of reflex.safety.plane are paid on the hook's critical path.
 
   per check     every case of tests/data/safety_bypass_table.json (commands and tool calls),
                 `--rounds` passes in shuffled order after one warm-up pass; median/p90/p99/max
   large inputs  a 30 KB heredoc script, a 200-command pipeline, a 1 MB command line
-  import        `python -S -X importtime -c "import reflex.safety"` in fresh processes:
-                cumulative µs of reflex.safety and of its heaviest stdlib imports
+  import        `python -S -X importtime -c "import reflex.safety.plane"` in fresh processes:
+                cumulative µs of reflex.safety.plane and of its heaviest stdlib imports
 
 Usage: python evals/bench_safety.py [--rounds N] [--imports N]
 """
@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from evals import _common  # noqa: E402
-from reflex.safety import SafetyPolicy, check_command, check_tool  # noqa: E402
+from reflex.safety.plane import SafetyPolicy, check_command, check_tool  # noqa: E402
 
 TABLE = os.path.join(_common.REPO, "tests", "data", "safety_bypass_table.json")
 
@@ -96,21 +96,21 @@ def import_times(n, bytecode):
     PYTHONPYCACHEPREFIX so the repository is not touched). bytecode=False compiles every
     module from source, as happens under PYTHONDONTWRITEBYTECODE=1 without a cache.
     """
-    wanted = ("reflex.safety", "dataclasses", "re", "reflex.safety_lex", "reflex.safety_cmds")
+    wanted = ("reflex.safety.plane", "dataclasses", "re", "reflex.safety.lex", "reflex.safety.cmds")
     runs = {k: [] for k in wanted}
     walls = []
     env = dict(os.environ)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "ctx-bench-safety-pycache")
-        subprocess.run([sys.executable, "-S", "-c", "import reflex.safety"], cwd=_common.REPO, env=env,
+        subprocess.run([sys.executable, "-S", "-c", "import reflex.safety.plane"], cwd=_common.REPO, env=env,
                        check=True)
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTHONPYCACHEPREFIX", None)
     for _ in range(n):
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", "import reflex.safety"],
+        p = subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", "import reflex.safety.plane"],
                            cwd=_common.REPO, capture_output=True, text=True, env=env)
         walls.append((time.perf_counter() - t0) * 1000)
         if p.returncode != 0:
@@ -171,9 +171,9 @@ def main():
         print("  %-20s %8d chars %10.1fus" % (name, v["chars"], v["median_us"]))
     for label, key in (("with .pyc", "import"), ("from source", "import_from_source")):
         imp = result[key]
-        print("  import reflex.safety %-11s (python -S, cumulative): %5.1f ms (dataclasses %.1f ms, re %.1f ms);"
+        print("  import reflex.safety.plane %-11s (python -S, cumulative): %5.1f ms (dataclasses %.1f ms, re %.1f ms);"
               " process wall %.1f ms vs bare %.1f ms"
-              % (label, imp["cumulative_us"]["reflex.safety"] / 1000, imp["cumulative_us"]["dataclasses"] / 1000,
+              % (label, imp["cumulative_us"]["reflex.safety.plane"] / 1000, imp["cumulative_us"]["dataclasses"] / 1000,
                  imp["cumulative_us"]["re"] / 1000, imp["process_wall_ms"], imp["bare_python_S_wall_ms"]))
     print("  median target < 200us: %s" % ("met" if pc["median_us"] < 200 else "MISSED"))
     print("wrote " + path)

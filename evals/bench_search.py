@@ -96,7 +96,7 @@ def ctx(args, env, timeout=900):
 
 
 def ask(paths, pattern):
-    from reflex import client
+    from reflex.shim import client
     t0 = time.perf_counter()
     hdr, body = client.request_json(paths, "search", {"pattern": pattern, "json": True,
                                                       "uid": os.urandom(10).hex(), "cwd": "/"},
@@ -158,7 +158,7 @@ def hook_frame(i):
 
 
 def hook_latency(paths, n):
-    from reflex import client
+    from reflex.shim import client
     fields, body = hook_frame(n)
     t0 = time.perf_counter()
     hdr, _ = client.request_json(paths, "hook", fields, body, connect_timeout=1, reply_timeout=10)

@@ -41,7 +41,7 @@ CHILD = r"""
 import json, statistics, sys, time
 spec = json.load(sys.stdin)
 sys.path.insert(0, spec["tree"])
-from reflex.safety import SafetyPolicy, check_command, check_tool
+from reflex.safety.plane import SafetyPolicy, check_command, check_tool
 
 def policy(p):
     try:
@@ -170,7 +170,7 @@ def real_project(root):
 
 
 def run_costs():
-    from reflex import secret_values
+    from reflex.safety import secrets as secret_values
     out = {}
     env = {"HOME": "/nonexistent-home", "CTX_HOME": "/nonexistent-ctx"}
     secret_values.collect(_common.REPO, env, "grep -rn KEY .")        # imports, as in a warm run

@@ -1,6 +1,6 @@
 """Daemon throughput: hook events per second sustained over 8 concurrent clients.
 
-Each client is a separate process driving reflex.hook.deliver (the shim's own
+Each client is a separate process driving reflex.shim.hook.deliver (the shim's own
 code path: frame, socket, reply, fallback) with a realistic mix of PreToolUse
 and PostToolUse payloads, one connection per event as the shim does.  After
 the run, every event must be in the ledger exactly once.
@@ -40,7 +40,8 @@ def payloads(client_id, n):
 
 
 def worker(client_id, n, start_at, q):
-    from reflex import hook, paths as paths_mod
+    from reflex import paths as paths_mod
+    from reflex.shim import hook
     paths = paths_mod.resolve()
     data = list(payloads(client_id, n))
     while time.time() < start_at:
@@ -73,7 +74,7 @@ def main():
     wall = time.time() - start_at
     # Events a client spooled (daemon busy past the shim's budget) count only
     # once the daemon has ingested them; wait for the spool to drain.
-    from reflex import spool
+    from reflex.shim import spool
     deadline = time.time() + 60
     while spool.pending(paths.spool) and time.time() < deadline:
         time.sleep(0.2)

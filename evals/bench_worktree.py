@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from evals._common import REPO, machine, summary_ms, write_json
-from reflex.worktree import WorktreeRegistry, full_scan_hash
+from reflex.worktree.registry import WorktreeRegistry, full_scan_hash
 
 GITIGNORE = "node_modules/\nbuild/\n*.log\n/dist\n**/tmp_*\n!keep.log\n"
 
@@ -134,7 +134,7 @@ import json, os, sys, time
 sys.path.insert(0, sys.argv[3])
 with open("/proc/sys/user/max_inotify_watches", "w") as f:
     f.write(sys.argv[1])
-from reflex.worktree import WorktreeRegistry
+from reflex.worktree.registry import WorktreeRegistry
 root, logs = sys.argv[2], []
 reg = WorktreeRegistry(log=logs.append, exclude=())
 t0 = time.perf_counter(); h = reg.hash_for(root); init = time.perf_counter() - t0

@@ -20,7 +20,7 @@ lists each input's blake3 digest and event count as provenance.
 
 This script does all of it for real, end to end: it runs two "developers" (two CTX_HOMEs,
 two real daemons) through simulated agent sessions: hook payloads delivered with
-reflex.hook.deliver exactly as the shim sends them and commands run through `ctx run` when
+reflex.shim.hook.deliver exactly as the shim sends them and commands run through `ctx run` when
 the daemon rewrites them, against a small real pytest project.  The agent is a simulation
 (a fixed script of commands); the daemon, the hooks, `ctx run`, pytest and the ledgers are
 real.  Then it exports alice as JSONL and bob as parquet (JSONL when pyarrow is missing),
@@ -55,7 +55,7 @@ def tests_file(failing: int, total: int = 8) -> str:
 class AgentSim:
     """A simulated agent driving the real daemon the way Claude Code does.
 
-    Hook payloads go through reflex.hook.deliver (the shim's own code); a Bash command the
+    Hook payloads go through reflex.shim.hook.deliver (the shim's own code); a Bash command the
     daemon rewrites runs as the rewritten command (so `ctx run` records its run under this
     session through CLAUDE_CODE_SESSION_ID); the result goes back as PostToolUse or
     PostToolUseFailure with the harness-measured duration."""
@@ -66,7 +66,7 @@ class AgentSim:
         self.log = []
 
     def _deliver(self, payload):
-        from reflex import hook
+        from reflex.shim import hook
         # This simulated harness runs every command it is given, no one asked: that is
         # bypassPermissions, and saying so lets ctx's permission mirror rewrite as it would there.
         base = {"session_id": self.session, "cwd": self.project, "transcript_path": "/tmp/transcript.jsonl",
@@ -147,7 +147,7 @@ class Developer:
         self.proc = None
 
     def start(self, wait=20):
-        from reflex import client
+        from reflex.shim import client
         os.makedirs(self.paths.home, exist_ok=True)
         self.proc = subprocess.Popen([sys.executable, "-m", "reflex.daemon", "run"], env=self.env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

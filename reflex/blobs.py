@@ -17,20 +17,21 @@ import time
 import zlib
 
 from blake3 import blake3
+from reflex.errors import FatalError, UserError
 
 HANDLE_HEX = 12
 _LEVEL = 3  # zlib level 3: ~4x on test logs at a fraction of level 6's cost on 5 MB outputs
 
 
-class BlobMissing(Exception):
+class BlobMissing(UserError):
     pass
 
 
-class BlobDamaged(Exception):
+class BlobDamaged(FatalError):
     pass
 
 
-class BlobTooLarge(Exception):
+class BlobTooLarge(UserError):
     """The blob holds more than the caller will hold in memory (see BlobStore.chunks)."""
 
 

@@ -11,15 +11,31 @@ import sys
 
 import click
 
+from reflex import __version__
+from reflex.errors import CtxError
 
-class ReflexError(click.ClickException):
-    """An expected failure: printed as one line, exit 1."""
+
+class _Reported(click.ClickException):
+    """A CtxError on its way out: click prints `Error: <message>` and exits with its code."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
 
 
 class LazyGroup(click.Group):
     def __init__(self, *args, lazy=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.lazy = lazy or {}
+
+    def invoke(self, ctx):
+        # The CLI's one error edge: every expected failure is a CtxError, whatever layer raised
+        # it; its message is the whole report and its exit code is the convention of
+        # reflex.errors (1: fix the input; 3: ctx failed).
+        try:
+            return super().invoke(ctx)
+        except CtxError as e:
+            raise _Reported(e) from None
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -50,18 +66,13 @@ class LazyGroup(click.Group):
     "get": "reflex.commands.fast_cmd:get",
     "search": "reflex.commands.fast_cmd:search",
 })
-@click.version_option("0.1.0", prog_name="ctx")
+@click.version_option(__version__, prog_name="ctx")
 def cli():
     """ctx: the reflex layer between a coding agent and its shell."""
 
 
 def main(argv=None):
-    from reflex.paths import UntrustedPath
     try:
         cli.main(args=argv, prog_name="ctx", standalone_mode=True)
-    except UntrustedPath as e:
-        # Another user's directory or file where ctx keeps its state: one line, no traceback.
-        click.echo(str(e), err=True)
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)

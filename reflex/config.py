@@ -39,7 +39,7 @@ def load(path):
     """The config at `path` over the defaults.  A file that is not ours (or is
     writable by anyone) is ignored: it names the launcher every rewrite runs and
     the paths the safety plane allows, so only its owner may decide them."""
-    from .paths import read_private_file
+    from reflex.paths import read_private_file
     cfg = dict(DEFAULTS)
     raw = read_private_file(path)
     if raw is None:
@@ -55,7 +55,7 @@ def load(path):
 
 def trusted(path):
     """False when `path` exists but load() ignores it (another user's, or world-writable)."""
-    from .paths import read_private_file
+    from reflex.paths import read_private_file
     return not os.path.lexists(path) or read_private_file(path) is not None
 
 

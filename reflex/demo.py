@@ -61,7 +61,9 @@ def run_demo(out=print, home=None, keep=False):
     ctx_home = home or os.path.join(scratch, "ctxhome")
     project = prepare_project(os.path.join(scratch, "project"))
     env = dict(os.environ, CTX_HOME=ctx_home, CLAUDE_PROJECT_DIR=project)
-    from . import daemon_control, launcher, paths as paths_mod
+    from reflex import paths as paths_mod
+    from reflex.daemon import control as daemon_control
+    from reflex.shim import launcher
     os.environ["CTX_HOME"] = ctx_home
     paths = paths_mod.resolve()
     ctx = launcher.write_launcher(paths)
@@ -70,7 +72,7 @@ def run_demo(out=print, home=None, keep=False):
     t0 = time.time()
     st = daemon_control.start(paths)
     out("daemon started: pid %s in %.2fs" % (st.get("pid"), time.time() - t0))
-    from .tokens import tokenizer_status
+    from reflex.tokens import tokenizer_status
     ok, detail = tokenizer_status()
     if ok:
         out("tokenizer: %s" % detail)
@@ -159,7 +161,7 @@ def _show_pre(out, payload, answer, ms, project, env, summary):
 
 def _report(out, paths, summary):
     import sqlite3
-    from .ledger.verify import verify
+    from reflex.ledger.verify import verify
     conn = sqlite3.connect(paths.ledger)
     rows = conn.execute("SELECT kind, hook_event, decision, count(*) FROM events "
                         "GROUP BY kind, hook_event, decision ORDER BY min(id)").fetchall()
@@ -183,8 +185,8 @@ def _scorecard(out, paths, session):
     if not session:
         return
     try:
-        from .stats import render
-        from .stats.scorecard import scorecard_from_ledger
+        from reflex.analysis.stats import render
+        from reflex.analysis.stats.scorecard import scorecard_from_ledger
         card = scorecard_from_ledger(paths.ledger, session[0].get("session_id"))
         if card:
             out("")
@@ -200,7 +202,7 @@ def _scorecard(out, paths, session):
 
 def _replay(out):
     """`ctx replay` over a real recorded Claude Code transcript (CC0), never seen by ctx."""
-    from . import replay as replay_mod
+    from reflex.analysis import replay as replay_mod
     path = os.path.join(DATA, "demo_transcript.jsonl")
     report = replay_mod.json_report(replay_mod.replay(replay_mod.load(path)))
     decisions = {}

@@ -3,7 +3,11 @@
 import os
 import stat
 
-from . import config as config_mod, daemon_control, install as inst, launcher as launcher_mod, spool
+from reflex import config as config_mod, install as inst
+from reflex.daemon.http import listening_uid
+from reflex.daemon import control as daemon_control
+from reflex.shim import launcher as launcher_mod
+from reflex.shim import spool
 
 
 class Check:
@@ -97,23 +101,6 @@ def _http_port_check(port):
                  "transport (`ctx install`), then rotate the token by deleting its file")
 
 
-def listening_uid(port):
-    """uid of the process listening on TCP `port` on loopback/any address, or None (Linux /proc)."""
-    want = ":%04X" % port
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f, None)
-                for line in f:
-                    parts = line.split()
-                    # local_address, rem_address, st (0A = LISTEN), ..., uid
-                    if len(parts) > 7 and parts[1].endswith(want) and parts[3] == "0A":
-                        return int(parts[7])
-        except OSError:
-            continue
-    return None
-
-
 def _perm_check(name, path, want, want_dir=False):
     try:
         s = os.lstat(path)
@@ -136,7 +123,7 @@ def _perm_check(name, path, want, want_dir=False):
 def _ledger_check(paths):
     if not os.path.exists(paths.ledger):
         return Check("ledger", True, "no ledger yet at %s (created on first event)" % paths.ledger)
-    from .ledger.verify import verify
+    from reflex.ledger.verify import verify
     rep = verify(paths.ledger, paths.blobs)
     if rep.ok:
         return Check("ledger", True, "%s events, chain verified" % rep.counts.get("events"))
@@ -147,7 +134,7 @@ def _ledger_check(paths):
 
 def _tokenizer_check():
     try:
-        from .tokens import tokenizer_status
+        from reflex.tokens import tokenizer_status
         ok, detail = tokenizer_status()
     except Exception as e:  # import problems are exactly what doctor must report
         ok, detail = False, "%s: %s" % (type(e).__name__, e)
@@ -195,7 +182,8 @@ def _permission_check(paths, cwd=None, home=None):
     """Which permission path rewrites follow, and what it means for a test run here.
 
     Informational: every path keeps ctx permission-neutral; this says where digests will come from."""
-    from . import permissions, project
+    from reflex import project
+    from reflex.harness.claude import permissions
     cfg = config_mod.load(paths.config)
     mode = cfg.get("rewrite_permission") or "auto"
     cwd = cwd or os.getcwd()

@@ -5,17 +5,17 @@ inside the agent's loop, so they are dispatched here without importing click,
 pydantic, sqlite_utils or tiktoken.  Everything else is the click CLI
 (reflex.cli), which may import anything.
 
-When started from the -S launcher (see reflex.launcher), site-packages are
+When started from the -S launcher (see reflex.shim.launcher), site-packages are
 not on sys.path; the slow path turns them on before importing the CLI.
 """
 
 import sys
 
 FAST = {
-    "hook": ("reflex.hook", "main"),
-    "run": ("reflex.runner", "main"),
-    "get": ("reflex.retrieve", "get_main"),
-    "search": ("reflex.retrieve", "search_main"),
+    "hook": ("reflex.shim.hook", "main"),
+    "run": ("reflex.shim.run", "main"),
+    "get": ("reflex.shim.retrieve", "get_main"),
+    "search": ("reflex.shim.retrieve", "search_main"),
 }
 
 

@@ -18,7 +18,8 @@ import secrets
 import shutil
 import time
 
-from . import config as config_mod
+from reflex import config as config_mod
+from reflex.errors import UserError
 
 PRE_MATCHER = "Bash|Read|Grep|Glob|Edit|MultiEdit|Write|NotebookEdit"
 POST_MATCHER = "Bash"
@@ -27,7 +28,7 @@ SESSION_TIMEOUT_S = 5
 EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd")
 
 
-class InstallError(Exception):
+class InstallError(UserError):
     pass
 
 
@@ -173,7 +174,7 @@ def write_settings(path, data, original_text):
 
 def ensure_token(paths):
     # Only a token file of ours is reused: one another user wrote is a token they know.
-    from .paths import ensure_private_dir, read_private_file
+    from reflex.paths import ensure_private_dir, read_private_file
     existing = read_private_file(paths.http_token, 4096)
     tok = existing.decode("utf-8", "replace").strip() if existing else ""
     if tok:

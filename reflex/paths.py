@@ -25,12 +25,13 @@ stdlib-only: imported by the hook shim on every tool call.
 
 import errno
 import os
+from reflex.errors import UserError
 
 _SOCKET_PATH_LIMIT = 100
 _PROC_FD = "/proc/self/fd"
 
 
-class UntrustedPath(PermissionError):
+class UntrustedPath(UserError, PermissionError):
     """A path ctx would use belongs to someone else; str() is the one-line message for the user."""
 
     def __init__(self, message):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from reflex.errors import UserError
 
 ENCODING_NAME = "o200k_base"
 
@@ -25,7 +26,7 @@ _encoding = None
 _load_error: str | None = None
 
 
-class TokenizerUnavailable(RuntimeError):
+class TokenizerUnavailable(UserError, RuntimeError):
     """The o200k_base encoding could not be loaded; token counts are unknown."""
 
 

@@ -92,7 +92,7 @@ class DaemonProc:
         return self
 
     def wait_ready(self, wait=15.0):
-        from reflex import client
+        from reflex.shim import client
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             try:
@@ -129,7 +129,7 @@ class DaemonProc:
 
 def _kill_strays(paths):
     """Daemons spawned by shims (not by the fixture) are found by their lock file."""
-    from reflex.daemon_control import lock_pid
+    from reflex.daemon.control import lock_pid
     pid = lock_pid(paths)
     if pid:
         try:

@@ -93,7 +93,7 @@ def score(name: str, fired: dict, classified: dict) -> dict:
 
 def replay_set(name: str) -> tuple[dict, dict, int]:
     """({tool_use_id: reason} fired, {tool_use_id: why} classified starved, commands) with this tree's replay."""
-    from reflex.replay import load, replay
+    from reflex.analysis.replay import load, replay
     fired, classified, commands = {}, {}, 0
     for path in set_files(name):
         rep = replay(load(path, "claude"))

@@ -97,7 +97,7 @@ def test_utf8_boundary_helpers(text, i):
 def test_fast_path_modules_import_only_the_standard_library():
     code = (
         "import sys\n"
-        "import reflex.address, reflex.digest.redact, reflex.digest.neutralize, reflex.pipesplit\n"
+        "import reflex.address, reflex.digest.redact, reflex.digest.neutralize, reflex.safety.pipesplit\n"
         "bad = [m for m in ('pydantic', 'tiktoken', 'blake3', 'click', 'sqlite_utils', 'tree_sitter') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

@@ -8,7 +8,9 @@ import subprocess
 import sys
 import time
 
-from reflex import client, daemon_control, wire
+from reflex.shim import client
+from reflex.daemon import control as daemon_control
+from reflex import protocol
 
 
 def raw_request(paths, data, timeout=5):
@@ -34,7 +36,7 @@ def test_not_running_then_start_and_permissions(paths, daemon):
     assert st["running"] is False
     daemon.start()
     st = daemon_control.status(paths)
-    assert st["running"] and st["protocol"] == wire.PROTOCOL
+    assert st["running"] and st["protocol"] == protocol.PROTOCOL
     assert stat.S_IMODE(os.stat(paths.socket).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(paths.run_dir).st_mode) == 0o700
     with open(paths.status) as f:
@@ -63,7 +65,7 @@ def test_second_instance_exits_on_lock(paths, running_daemon):
 
 def test_protocol_mismatch_is_a_structured_answer(paths, running_daemon):
     hdr, _ = raw_request(paths, b'{"v":999,"op":"ping"}\n')
-    assert hdr["ok"] is False and hdr["error"] == "protocol" and hdr["want"] == wire.PROTOCOL
+    assert hdr["ok"] is False and hdr["error"] == "protocol" and hdr["want"] == protocol.PROTOCOL
 
 
 def test_per_request_errors_do_not_kill_the_daemon(paths, running_daemon):
@@ -73,9 +75,9 @@ def test_per_request_errors_do_not_kill_the_daemon(paths, running_daemon):
     assert hdr["error"] == "unknown_op"
     hdr, _ = raw_request(paths, b'{"v":1,"op":"ping","len":-5}\n')
     assert hdr["error"] == "bad_request"
-    hdr, _ = raw_request(paths, ('{"v":1,"op":"ping","len":%d}\n' % (wire.MAX_BODY + 1)).encode())
+    hdr, _ = raw_request(paths, ('{"v":1,"op":"ping","len":%d}\n' % (protocol.MAX_BODY + 1)).encode())
     assert hdr["error"] == "too_large"
-    hdr, _ = raw_request(paths, b'{"v":1,"op":"ping","pad":"' + b"x" * (wire.MAX_HEADER + 10) + b'"}\n')
+    hdr, _ = raw_request(paths, b'{"v":1,"op":"ping","pad":"' + b"x" * (protocol.MAX_HEADER + 10) + b'"}\n')
     assert hdr["error"] == "too_large"
     hdr, _ = raw_request(paths, b'{"v":1,"op":"run.finish","uid":"0123456789","capture":"/etc/passwd"}\n')
     assert hdr["error"] == "forbidden"

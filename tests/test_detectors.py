@@ -2,9 +2,9 @@
 
 import pytest
 
-from reflex.events import Event
-from reflex.fold import SessionReflex
-from reflex.policy import Policy
+from reflex.arc.events import Event
+from reflex.arc.fold import SessionReflex
+from reflex.arc.policy import Policy
 
 H1 = "r:0123456789ab"
 H2 = "r:0123456789ac"

@@ -190,7 +190,7 @@ def test_census_complete_in_every_density(meta_path, density):
     if dg.passthrough and dg.reason is None:
         # Passed through unchanged: the whole output, line for line (cleaned and redacted only),
         # and no footer (nothing was hidden, so nothing needs a handle).
-        from reflex.digest.render import Source
+        from reflex.digest.source import Source
 
         src = Source(raw, dg.handle)
         assert text == "\n".join(src.lines(0, len(src.out))) + "\n"

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from reflex import evidence
-from reflex.evidence import session_evidence
+from reflex.analysis import evidence
+from reflex.analysis.evidence import session_evidence
 from reflex.signature import signature
-from reflex.stats.timeline import build
+from reflex.analysis.stats.timeline import build
 
 
 class Rows:

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reflex.events import KINDS, Event, ctx_inner, ctx_retrieval
-from reflex.fold import SessionReflex, fold, step, ReflexState
-from reflex.intents import EXPECTS, Expect, Intervention, declare
-from reflex.policy import DEFAULT_PATH, Policy, PolicyError, default_policy, load_policy, parse_policy
-from reflex.transcript import read_transcript
+from reflex.arc.events import KINDS, Event, ctx_inner, ctx_retrieval
+from reflex.arc.fold import SessionReflex, fold, step, ReflexState
+from reflex.arc.intents import EXPECTS, Expect, Intervention, declare
+from reflex.arc.policy import DEFAULT_PATH, Policy, PolicyError, default_policy, load_policy, parse_policy
+from reflex.harness.claude.transcript import read_transcript
 
 CORPUS = sorted(glob.glob("/work/shared/corpus/transcripts/*.jsonl"))
 H = "r:00000000abcd"
@@ -248,7 +248,7 @@ def test_live_fold_sees_content_not_commits_or_the_harness_logs(paths, running_d
     hooks' tracked logs/*.json leave the worktree hash equal (starvation), an edit does not."""
     import shutil
     import time
-    from reflex import hook
+    from reflex.shim import hook
     from tests.conftest import ledger_rows, pre_bash
     if not shutil.which("git"):
         pytest.skip("git not installed")

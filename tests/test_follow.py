@@ -44,7 +44,7 @@ def test_follower_mismatch_or_unknown_uid_returns_none(tmp_path):
 
 def test_follower_resumes_from_its_checkpoint_when_the_capture_was_elided(tmp_path):
     # The head of a bounded capture never changes; what follows it is rewritten at the end
-    # (reflex.capture).  The count of the head is exact however far the follower read.
+    # (reflex.shim.capture).  The count of the head is exact however far the follower read.
     path = tmp_path / "cap.out"
     head = "".join("héad line %d ✓\n" % i for i in range(2000)).encode()[:20000]  # cut inside a character
     path.write_bytes(head + b"ring bytes that will be overwritten\n" * 500)

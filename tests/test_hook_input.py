@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from reflex.payload import MAX_PAYLOAD
+from reflex.harness.claude.payload import MAX_PAYLOAD
 
 from .conftest import ledger_rows, pre_bash, run_hook
 

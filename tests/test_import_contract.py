@@ -1,26 +1,24 @@
 """The hot path imports only the standard library: checked in a bare interpreter.
 
-Every module the hook shim and the agent-facing commands import (reflex.launcher.HOT_MODULES,
-the one list of them, plus the safety plane's modules) is imported under `python -S -I`: no
+Every module the hook shim and the agent-facing commands import (reflex.STDLIB_ONLY, the one list
+of them) is imported under `python -S -I`: no
 site-packages, no user site, no environment, no current directory on sys.path.  A third-party
 import anywhere on that path fails here with the module's name, instead of being swallowed at
 run time by the shim's fallback (which would silently cost the safety plane whenever the
 daemon is down).  The agent-facing commands are then run end to end the same way.
 """
 
-import glob
 import os
 import subprocess
 import sys
 
 import pytest
 
-from reflex import launcher
+import reflex
 
 from .conftest import REPO
 
-SAFETY = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "reflex", "safety*.py")))
-HOT = sorted(set(launcher.HOT_MODULES) | set(SAFETY))
+HOT = sorted(name for name, _path in reflex.stdlib_only_modules())
 
 PROBE = """
 import sys
@@ -40,9 +38,21 @@ def _bare(code, **kw):
 
 @pytest.mark.parametrize("module", HOT)
 def test_hot_module_imports_only_the_standard_library(module):
-    p = _bare(PROBE % (REPO, "reflex." + module))
-    assert p.returncode == 0, "reflex.%s does not import in a bare interpreter:\n%s" % (module, p.stderr[-2000:])
-    assert p.stdout.split() == [], "reflex.%s pulls in non-stdlib modules: %s" % (module, p.stdout.split())
+    p = _bare(PROBE % (REPO, module))
+    assert p.returncode == 0, "%s does not import in a bare interpreter:\n%s" % (module, p.stderr[-2000:])
+    assert p.stdout.split() == [], "%s pulls in non-stdlib modules: %s" % (module, p.stdout.split())
+
+
+def test_the_hot_path_is_covered():
+    # The agent-facing commands import nothing outside STDLIB_ONLY: what `ctx hook claude` and
+    # `ctx run` load in a bare interpreter is a subset of the checked list.
+    code = ("import sys; sys.path.insert(0, %r); before = set(sys.modules)\n"
+            "import reflex.entry, reflex.shim.hook, reflex.shim.run, reflex.shim.retrieve, reflex.shim.fallback\n"
+            "print('\\n'.join(sorted(m for m in set(sys.modules) - before if m.startswith('reflex'))))" % REPO)
+    p = _bare(code)
+    assert p.returncode == 0, p.stderr[-2000:]
+    loaded = set(p.stdout.split())
+    assert loaded - set(HOT) == set(), "hot-path modules missing from reflex.STDLIB_ONLY: %s" % sorted(loaded - set(HOT))
 
 
 def test_site_packages_are_really_hidden():

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from reflex import permissions as P
+from reflex.harness.claude import permissions as P
 
 
 def ctx_of(allow=(), ask=(), deny=(), mode="default"):

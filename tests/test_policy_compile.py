@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from reflex import policy as policy_mod
+from reflex.arc import policy as policy_mod
 from reflex.ledger import chain
 from reflex.ledger.db import open_ledger
-from reflex.policy import load_policy, parse_policy
-from reflex.policy_compile import MIN_EVIDENCE, CompileError, compile_epoch, decide_density, Cell, to_toml, wilson
+from reflex.arc.policy import load_policy, parse_policy
+from reflex.analysis.compile import MIN_EVIDENCE, CompileError, compile_epoch, decide_density, Cell, to_toml, wilson
 from tests.test_evidence import Rows, failing
 from tests.test_stats_ledgers import write_rows
 

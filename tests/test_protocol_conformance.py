@@ -17,7 +17,8 @@ import pytest
 
 types = pytest.importorskip("claude_agent_sdk.types", reason="the e2e extra (claude-agent-sdk) is not installed")
 
-from reflex import claude_answers, install  # noqa: E402
+from reflex import install
+from reflex.harness.claude import answers as claude_answers  # noqa: E402
 
 from .conftest import pre_bash, run_hook  # noqa: E402
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from reflex import hook
+from reflex.shim import hook
 
 from .conftest import ctx_cmd, ledger_rows
 
@@ -70,7 +70,7 @@ def test_kill_and_restart_mid_session_gives_the_same_decisions(paths, daemon, tm
     # From there on a session follows what its agent was shown (a passthrough has no hints to
     # follow), so the two sessions may part; each must still be exactly what one uninterrupted
     # fold over its own ledger events fires.
-    from reflex.replay import load, replay
+    from reflex.analysis.replay import load, replay
     replayed = {r["session_id"]: r["firings"] for r in replay(load(paths.ledger))["sessions"]}
     for session in ("sess-straight", "sess-restart"):
         live = [(r["detector"], r["tool_use_id"]) for r in ledger_rows(

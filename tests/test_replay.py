@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from reflex.commands.replay_cmd import replay_cmd
-from reflex.events import ctx_inner, ctx_retrieval
+from reflex.arc.events import ctx_inner, ctx_retrieval
 from reflex.ledger.writer import LedgerWriter
-from reflex.fold import SessionReflex
-from reflex.ledger_events import read_events, rebuild, session_events
-from reflex.policy import default_policy
-from reflex.replay import detect_format, load, replay
+from reflex.arc.fold import SessionReflex
+from reflex.arc.ledger_events import read_events, rebuild, session_events
+from reflex.arc.policy import default_policy
+from reflex.analysis.replay import detect_format, load, replay
 from reflex.signature import signature
 from tests import rerun_labels
 
@@ -276,7 +276,7 @@ def test_instrumented_transcript_seed_loop(tmp_path):
     ("PostToolUse", 0, 2_000, "/tmp/x/tool-results/a.txt", True),   # moved to a file: a preview
 ])
 def test_ledger_rows_carry_the_harness_cut(hook, exit_code, size, persisted, cut):
-    from reflex.ledger_events import events_from_row
+    from reflex.arc.ledger_events import events_from_row
     row = {"kind": "hook", "hook_event": hook, "tool_name": "Bash", "session_id": "s", "seq": 3,
            "tool_use_id": "t1", "command": "npm test", "exit_code": exit_code, "output_bytes": size,
            "harness": "claude", "data": json.dumps({"persisted_output": persisted} if persisted else {})}
@@ -294,12 +294,12 @@ def test_replay_lists_the_class_of_every_re_run(tmp_path):
     rep = replay(load(path))
     classes = [d["rerun"] for d in rep["sessions"][0]["decisions"]]
     assert classes == [None, "starvation", "progress"]
-    from reflex.replay import render_text
+    from reflex.analysis.replay import render_text
     assert "re-run: starvation (a new view after one that left out grep)" in render_text(rep)
 
 
 def test_ledger_rows_of_a_subagent_s_call_say_which_agent():
-    from reflex.ledger_events import events_from_row
+    from reflex.arc.ledger_events import events_from_row
     row = {"kind": "hook", "hook_event": "PreToolUse", "tool_name": "Bash", "session_id": "s", "seq": 4,
            "tool_use_id": "t9", "command": "pytest -q", "decision": "pass",
            "data": json.dumps({"agent_id": "a7", "tool_input": {}})}

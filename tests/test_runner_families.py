@@ -11,7 +11,7 @@ from blake3 import blake3
 from click.testing import CliRunner
 
 from reflex.commands.digest_cmd import digest_cmd
-from reflex.decide import REWRITE_FAMILIES
+from reflex.arc.decide import REWRITE_FAMILIES
 from reflex.digest import build_digest, family_of_command
 from reflex.signature import signature
 

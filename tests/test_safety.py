@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reflex import safety
-from reflex.safety import Denial, Redact, SafetyPolicy, check_command, check_tool
+from reflex.safety import plane as safety
+from reflex.safety.plane import Denial, Redact, SafetyPolicy, check_command, check_tool
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_PATH = os.path.join(REPO, "tests", "data", "safety_bypass_table.json")
@@ -344,7 +344,7 @@ def test_baseline_matches_this_process(clean_process_baseline):
 def test_stdlib_only_and_no_heavy_imports():
     code = ("import sys\n"
             "before = set(sys.modules)\n"
-            "import reflex.safety\n"
+            "import reflex.safety.plane\n"
             "new = sorted(set(sys.modules) - before)\n"
             "print('\\n'.join(new))\n")
     out = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -352,8 +352,8 @@ def test_stdlib_only_and_no_heavy_imports():
     foreign = [m for m in loaded if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "reflex"]
     assert foreign == []
     ours = {m for m in loaded if m.startswith("reflex")}
-    assert ours <= {"reflex", "reflex.safety", "reflex.safety_lex", "reflex.safety_paths", "reflex.safety_shell",
-                    "reflex.safety_argv", "reflex.safety_cmds", "reflex.safety_exec", "reflex.safety_files",
-                    "reflex.safety_readers", "reflex.safety_words", "reflex.safety_disk"}
+    assert ours <= {"reflex", "reflex.safety.plane", "reflex.safety.lex", "reflex.safety.paths", "reflex.safety.shell",
+                    "reflex.safety.argv", "reflex.safety.cmds", "reflex.safety.nested", "reflex.safety.files",
+                    "reflex.safety.readers", "reflex.safety.words", "reflex.safety.disk"}
     # dataclasses pulls in inspect (~6 ms); the safety plane keeps both off the hook's path.
     assert "inspect" not in loaded and "dataclasses" not in loaded and "json" not in loaded

@@ -1,4 +1,4 @@
-"""ctx run's redaction of secret values (reflex.secret_values), on real files.
+"""ctx run's redaction of secret values (reflex.safety.secrets), on real files.
 
 What values a secret file yields, what is replaced (exact values, JSON-escaped forms, values
 split by colour codes, truncated pieces) and what is left alone, and the capture rewrite:
@@ -11,7 +11,7 @@ import secrets
 
 import pytest
 
-from reflex import secret_values as sv
+from reflex.safety import secrets as sv
 
 
 def census_of(text, kind="env", label=".env"):

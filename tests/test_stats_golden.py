@@ -1,7 +1,7 @@
 """Golden scorecards: sessions recorded by the REAL daemon, checked field by field.
 
 One daemon, three simulated agents (evals/team_ledgers_example.AgentSim: hook payloads through
-reflex.hook.deliver, rewritten commands through `ctx run`, a real pytest project):
+reflex.shim.hook.deliver, rewritten commands through `ctx run`, a real pytest project):
 
   loop-1   the seed's loop: digest, `| tail -50`, `--tb=long`, edit, re-run (8 -> 5), edit, green
   plain-1  nothing ctx digests, and an ls / echo alternation
@@ -241,7 +241,7 @@ def test_across_sessions_json_and_csv(recorded):
 
 
 def test_compiled_epoch_from_the_recorded_ledger(recorded, tmp_path):
-    from reflex.policy import load_policy
+    from reflex.arc.policy import load_policy
     out = tmp_path / "epoch.toml"
     ctx(recorded, "policy", "compile", "--ledger", recorded["ledger"], "--out", str(out))
     p = load_policy(out)

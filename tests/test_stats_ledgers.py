@@ -86,7 +86,7 @@ def test_an_old_schema_ledger_migrates_on_open_and_reads(tmp_path):
 def test_an_old_ledger_that_cannot_be_migrated_is_read_as_it_is(tmp_path, monkeypatch):
     # a teammate's read-only copy: open_ledger cannot migrate it; every table but events is optional
     from reflex.ledger import db as db_mod
-    from reflex.stats.scorecard import scorecard_from_ledger
+    from reflex.analysis.stats.scorecard import scorecard_from_ledger
     path = make_ledger(str(tmp_path / "v1.db"), stop_before="m002_outcomes")
 
     def refuse(*a, **k):

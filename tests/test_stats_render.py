@@ -2,7 +2,7 @@
 
 import io
 
-from reflex.stats import render
+from reflex.analysis.stats import render
 
 
 def test_sparkline_scales_to_the_largest_value():

@@ -3,7 +3,7 @@
 import pytest
 
 from reflex import tokens
-from reflex.stats import tokens_delivered as td
+from reflex.harness.claude import truncation as td
 
 
 def _pytest_output(n_fail, filler=60):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from reflex.transcript import events_from_lines, parse_digest, read_transcript
+from reflex.harness.claude.transcript import events_from_lines, parse_digest, read_transcript
 
 CORPUS = sorted(glob.glob("/work/shared/corpus/transcripts/*.jsonl"))
 

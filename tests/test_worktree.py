@@ -17,8 +17,9 @@ import time
 
 import pytest
 
-from reflex import worktree_ignore, worktree_tree
-from reflex.worktree import MISSING_HASH, WorktreeRegistry, full_scan_hash
+from reflex.worktree import ignore as worktree_ignore
+from reflex.worktree import tree as worktree_tree
+from reflex.worktree.registry import MISSING_HASH, WorktreeRegistry, full_scan_hash
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LATENCY_S = 0.2
@@ -315,7 +316,7 @@ _LIMIT_SCRIPT = textwrap.dedent("""
     limit, root = sys.argv[1], sys.argv[2]
     with open("/proc/sys/user/max_inotify_watches", "w") as f:
         f.write(limit)
-    from reflex.worktree import WorktreeRegistry
+    from reflex.worktree.registry import WorktreeRegistry
     logs = []
     reg = WorktreeRegistry(log=logs.append, poll_interval_s=0.1, exclude=())
     h = reg.hash_for(root)

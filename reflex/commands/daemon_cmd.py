@@ -4,8 +4,8 @@ import json
 
 import click
 
-from reflex import daemon_control, paths as paths_mod
-from reflex.cli import ReflexError
+from reflex import paths as paths_mod
+from reflex.daemon import control as daemon_control
 
 
 @click.group()
@@ -16,20 +16,14 @@ def daemon():
 @daemon.command()
 def start():
     """Start the daemon in the background and wait until it answers."""
-    try:
-        st = daemon_control.start(paths_mod.resolve())
-    except daemon_control.DaemonError as e:
-        raise ReflexError(str(e))
+    st = daemon_control.start(paths_mod.resolve())
     click.echo("ctx daemon running: pid %s, socket %s" % (st.get("pid"), st.get("socket")))
 
 
 @daemon.command()
 def stop():
     """Stop the daemon (drains requests and flushes the ledger first)."""
-    try:
-        stopped = daemon_control.stop(paths_mod.resolve())
-    except daemon_control.DaemonError as e:
-        raise ReflexError(str(e))
+    stopped = daemon_control.stop(paths_mod.resolve())
     click.echo("ctx daemon stopped" if stopped else "ctx daemon was not running")
 
 

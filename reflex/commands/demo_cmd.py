@@ -2,7 +2,7 @@
 
 import click
 
-from reflex.cli import ReflexError
+from reflex.errors import UserError
 
 
 @click.command()
@@ -13,6 +13,6 @@ def demo(keep):
     try:
         summary = demo_mod.run_demo(out=click.echo, keep=keep)
     except FileNotFoundError as e:
-        raise ReflexError("demo data missing: %s" % e)
+        raise UserError("demo data missing: %s" % e)
     if not summary.get("verify_ok"):
         raise SystemExit(1)

@@ -16,7 +16,7 @@ _CTX = dict(ignore_unknown_options=True, allow_extra_args=True, help_option_name
 @click.argument("harness", default="claude")
 def hook(harness):
     """Answer one hook call: payload on stdin, answer on stdout (harness: claude)."""
-    from reflex.hook import main
+    from reflex.shim.hook import main
     sys.exit(main([harness]))
 
 
@@ -32,7 +32,7 @@ def run(command):
       ctx run -- pytest -q
       ctx run -- 'pytest -q 2>&1 | tail -20'
     """
-    from reflex.runner import main
+    from reflex.shim.run import main
     sys.exit(main(list(command)))
 
 
@@ -49,7 +49,7 @@ def get(address, as_json):
       ctx get r:7f3a2c9d01ab:L120-188 b3=26e54c1e
       ctx get 'r:7f3a2c9d01ab#tests/test_x.py::test_y' --json
     """
-    from reflex.retrieve import get_main
+    from reflex.shim.retrieve import get_main
     sys.exit(get_main([address] + (["--json"] if as_json else [])))
 
 
@@ -65,7 +65,7 @@ def search(pattern, handle, session, as_json):
       ctx search 'AssertionError' --handle r:7f3a2c9d01ab
       ctx search 'test_parse' --session "$CLAUDE_CODE_SESSION_ID" --json
     """
-    from reflex.retrieve import search_main
+    from reflex.shim.retrieve import search_main
     argv = [pattern]
     if handle:
         argv += ["--handle", handle]

@@ -4,8 +4,8 @@ import json
 
 import click
 
-from reflex import install as inst, launcher as launcher_mod, paths as paths_mod
-from reflex.cli import ReflexError
+from reflex import install as inst, paths as paths_mod
+from reflex.shim import launcher as launcher_mod
 
 
 def _target(scope, settings):
@@ -27,12 +27,9 @@ def install(scope, settings_file, transport, port, dry_run):
     paths = paths_mod.resolve()
     target = _target(scope, settings_file)
     launcher = launcher_mod.launcher_path(paths) if dry_run else launcher_mod.write_launcher(paths)
-    try:
-        new, changed, backup = inst.install(paths, target, launcher=launcher, transport=transport,
-                                            port=port, dry_run=dry_run,
-                                            portable=scope == "project" and settings_file is None)
-    except inst.InstallError as e:
-        raise ReflexError(str(e))
+    new, changed, backup = inst.install(paths, target, launcher=launcher, transport=transport,
+                                        port=port, dry_run=dry_run,
+                                        portable=scope == "project" and settings_file is None)
     if dry_run:
         click.echo(json.dumps(new, indent=2))
         click.echo("(dry run: %s not changed)" % target, err=True)
@@ -57,10 +54,7 @@ def uninstall(scope, settings_file, dry_run):
     """Remove ctx's hooks from Claude Code settings (other hooks untouched)."""
     paths = paths_mod.resolve()
     target = _target(scope, settings_file)
-    try:
-        new, changed, backup = inst.uninstall(paths, target, dry_run=dry_run)
-    except inst.InstallError as e:
-        raise ReflexError(str(e))
+    new, changed, backup = inst.uninstall(paths, target, dry_run=dry_run)
     if dry_run:
         click.echo(json.dumps(new, indent=2))
         return

@@ -7,7 +7,7 @@ import sys
 import click
 
 from reflex import paths as paths_mod
-from reflex.cli import ReflexError
+from reflex.errors import UserError
 
 
 @click.group()
@@ -18,7 +18,7 @@ def ledger():
 def _ledger_path(path):
     p = path or paths_mod.resolve().ledger
     if not os.path.exists(p):
-        raise ReflexError("no ledger at %s (nothing recorded yet?)" % p)
+        raise UserError("no ledger at %s (nothing recorded yet?)" % p)
     return p
 
 
@@ -35,11 +35,11 @@ def export(session, ledger_path, fmt, out_path):
     path = _ledger_path(ledger_path)
     if fmt == "parquet":
         if not out_path:
-            raise ReflexError("--format parquet needs --out FILE")
+            raise UserError("--format parquet needs --out FILE")
         try:
             from reflex.ledger.parquet import export_parquet
         except ImportError as e:
-            raise ReflexError("parquet export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+            raise UserError("parquet export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
         n = export_parquet(path, out_path, session=session)
         click.echo("wrote %s events to %s" % (n, out_path), err=True)
         return
@@ -62,7 +62,7 @@ def verify(ledger_path, as_json):
     rep = run_verify(_ledger_path(ledger_path), paths.blobs)
     if not ledger_path:
         # Events that never reached the ledger are a gap in it, even if every row verifies.
-        from reflex import spool
+        from reflex.shim import spool
         for frame, why in spool.quarantined(paths.spool):
             rep.problem("spool", "quarantined, not in the ledger: %s (%s)" % (frame, why))
     if as_json:

@@ -5,7 +5,6 @@ import sys
 
 import click
 
-from reflex.cli import ReflexError
 
 
 def _default_ledger():
@@ -29,17 +28,14 @@ def policy_group():
               help="The epoch to start from (default: the shipped policies/default.toml).")
 def compile_cmd(ledgers, out_path, plan_value, base):
     """Read ledgers, write the next policy epoch (TOML).  Same ledgers, same bytes."""
-    from reflex.policy_compile import CompileError, compile_epoch, write_atomic
+    from reflex.analysis.compile import compile_epoch, write_atomic
+    progress = _tty_progress()
     try:
-        progress = _tty_progress()
-        try:
-            result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base,
-                                   progress=progress)
-        finally:
-            if progress is not None:
-                sys.stderr.write("\n")
-    except CompileError as e:
-        raise ReflexError(str(e)) from None
+        result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base,
+                               progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\n")
     for w in result.warnings:
         click.echo("warning: " + w, err=True)
     if out_path:
@@ -57,17 +53,14 @@ def compile_cmd(ledgers, out_path, plan_value, base):
 @click.option("--dry-run", is_flag=True, help="Print the outcomes as JSON lines; write nothing.")
 def evidence_cmd(ledger_path, session_id, dry_run):
     """Compute evidence_outcome/v1 rows and append the new ones to the ledger (idempotent)."""
-    from reflex import evidence
-    from reflex.stats.ledger_read import LedgerReadError, Reader
-    from reflex.stats.timeline import build
+    from reflex.analysis import evidence
+    from reflex.analysis.stats.ledger_read import Reader
+    from reflex.analysis.stats.timeline import build
     path = ledger_path or _default_ledger()
     outs = []
-    try:
-        with Reader(path) as reader:
-            for sid, rows in reader.iter_sessions([session_id] if session_id else None):
-                outs.extend(evidence.session_evidence(build(sid, rows)).outcomes)
-    except LedgerReadError as e:
-        raise ReflexError(str(e)) from None
+    with Reader(path) as reader:
+        for sid, rows in reader.iter_sessions([session_id] if session_id else None):
+            outs.extend(evidence.session_evidence(build(sid, rows)).outcomes)
     if dry_run:
         for o in outs:
             click.echo(json.dumps(o.to_json(), sort_keys=True, ensure_ascii=False))
@@ -80,11 +73,8 @@ def evidence_cmd(ledger_path, session_id, dry_run):
 @click.argument("path", type=click.Path(dir_okay=False))
 def check_cmd(path):
     """Validate an epoch file as the daemon would (exit 1 with every problem listed)."""
-    from reflex.policy import PolicyError, load_policy
-    try:
-        p = load_policy(path)
-    except PolicyError as e:
-        raise ReflexError(str(e)) from None
+    from reflex.arc.policy import load_policy
+    p = load_policy(path)
     click.echo("%s: epoch %s v%d (%s) OK" % (path, p.epoch.name, p.epoch.version, p.epoch.source))
 
 

@@ -4,7 +4,7 @@ import json
 
 import click
 
-from reflex.cli import ReflexError
+from reflex.errors import UserError
 
 
 @click.command("replay")
@@ -18,17 +18,14 @@ from reflex.cli import ReflexError
 def replay_cmd(path, fmt, as_json, policy_path):
     """Show what ctx would have decided at each command of a recorded session, and every
     detector firing (starvation, affordance, friction, landings)."""
-    from reflex import replay
-    from reflex.policy import PolicyError, default_policy, load_policy
+    from reflex.analysis import replay
+    from reflex.arc.policy import default_policy, load_policy
 
-    try:
-        policy = load_policy(policy_path) if policy_path else default_policy()
-    except PolicyError as e:
-        raise ReflexError(str(e)) from None
+    policy = load_policy(policy_path) if policy_path else default_policy()
     try:
         sessions = replay.load(path, fmt)
     except OSError as e:
-        raise ReflexError("cannot read %s: %s" % (path, e.strerror or e)) from None
+        raise UserError("cannot read %s: %s" % (path, e.strerror or e)) from None
     report = replay.replay(sessions, policy)
     if as_json:
         click.echo(json.dumps(replay.json_report(report), ensure_ascii=False))

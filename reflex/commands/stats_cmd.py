@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reflex.cli import ReflexError
+from reflex.errors import UserError
 
 
 def _ledger(path):
@@ -21,7 +21,7 @@ def _ledger(path):
 @click.option("--last", is_flag=True, help="The scorecard of the most recent session.")
 @click.option("--since", default=None, metavar="WHEN", help="Across sessions active since: 7d, 12h, 2w or an ISO date.")
 @click.option("--project", default=None, type=click.Path(file_okay=False), help="Only sessions under this directory.")
-@click.option("--json", "as_json", is_flag=True, help="Stable JSON (schemas in reflex.stats.scorecard / aggregate).")
+@click.option("--json", "as_json", is_flag=True, help="Stable JSON (schemas in reflex.analysis.stats.scorecard / aggregate).")
 @click.option("--csv", "as_csv", is_flag=True, help="Across sessions: one CSV row per session.")
 @click.option("--html", "as_html", is_flag=True,
               help="One self-contained page with plots (no network needed to view it); see --out.")
@@ -32,40 +32,36 @@ def _ledger(path):
               help="Tokens charged per extra round in the cost estimate (default 2000).")
 def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_path, ledger_path, round_price):
     """Scorecards: what ctx did, what it cost, what landed, where the agent looped."""
-    from reflex.stats import render
-    from reflex.stats.ledger_read import LedgerReadError
-    from reflex.stats.scorecard import PRICE_PER_EXTRA_ROUND
+    from reflex.analysis.stats import render
+    from reflex.analysis.stats.scorecard import PRICE_PER_EXTRA_ROUND
     price = PRICE_PER_EXTRA_ROUND if round_price is None else round_price
     path = _ledger(ledger_path)
     if sum(map(bool, (as_json, as_csv, as_html))) > 1:
-        raise ReflexError("choose one of --json, --csv and --html")
+        raise UserError("choose one of --json, --csv and --html")
     if out_path and not as_html:
-        raise ReflexError("--out goes with --html (the other formats print to standard output)")
+        raise UserError("--out goes with --html (the other formats print to standard output)")
+    if session_id or last:
+        if since or project or as_csv:
+            raise UserError("--since, --project and --csv apply across sessions, not to --session/--last")
+        from reflex.analysis.stats.scorecard import scorecard_from_ledger
+        card = scorecard_from_ledger(path, session_id, round_price=price)
+        if card is None:
+            raise UserError("no session %s in %s" % (session_id, path) if session_id
+                              else "no sessions in %s yet" % path)
+        if as_json:
+            click.echo(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False))
+        elif as_html:
+            from reflex.analysis.stats.html import session_page
+            _write_page(session_page(card), out_path)
+        else:
+            click.echo(render.scorecard_text(card, render.use_colour(sys.stdout)), nl=False)
+        return
+    from reflex.analysis.stats.aggregate import CSV_FIELDS, aggregate_ledger, parse_since
     try:
-        if session_id or last:
-            if since or project or as_csv:
-                raise ReflexError("--since, --project and --csv apply across sessions, not to --session/--last")
-            from reflex.stats.scorecard import scorecard_from_ledger
-            card = scorecard_from_ledger(path, session_id, round_price=price)
-            if card is None:
-                raise ReflexError("no session %s in %s" % (session_id, path) if session_id
-                                  else "no sessions in %s yet" % path)
-            if as_json:
-                click.echo(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False))
-            elif as_html:
-                from reflex.stats.html import session_page
-                _write_page(session_page(card), out_path)
-            else:
-                click.echo(render.scorecard_text(card, render.use_colour(sys.stdout)), nl=False)
-            return
-        from reflex.stats.aggregate import CSV_FIELDS, aggregate_ledger, parse_since
-        try:
-            cutoff = parse_since(since) if since else None
-        except ValueError as e:
-            raise ReflexError(str(e)) from None
-        agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price)
-    except LedgerReadError as e:
-        raise ReflexError(str(e)) from None
+        cutoff = parse_since(since) if since else None
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price)
     if as_csv:
         w = csv.DictWriter(sys.stdout, fieldnames=list(CSV_FIELDS), lineterminator="\n")
         w.writeheader()
@@ -74,7 +70,7 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_pa
     elif as_json:
         click.echo(json.dumps(agg, indent=2, sort_keys=True, ensure_ascii=False))
     elif as_html:
-        from reflex.stats.html import aggregate_page
+        from reflex.analysis.stats.html import aggregate_page
         _write_page(aggregate_page(agg), out_path)
     else:
         click.echo(render.aggregate_text(agg, render.use_colour(sys.stdout)), nl=False)

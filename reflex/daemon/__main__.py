@@ -12,7 +12,7 @@ import time
 
 
 def _logger(paths):
-    from .. import paths as paths_mod
+    from reflex import paths as paths_mod
     dir_fd = paths_mod.open_private_subdir(os.path.dirname(paths.log))
     try:
         fd = paths_mod.open_private_file(dir_fd, os.path.basename(paths.log),
@@ -33,7 +33,7 @@ def main(argv=None):
         return 2
     import fcntl
 
-    from .. import paths as paths_mod
+    from reflex import paths as paths_mod
     paths = paths_mod.resolve()
     try:
         # Start-up in directories someone else may have prepared: each is ours
@@ -70,7 +70,7 @@ def main(argv=None):
         os.close(fd)
         return 1
     try:
-        from .server import Server
+        from reflex.daemon.server import Server
         Server(paths, log=log).run()
     except paths_mod.UntrustedPath as e:
         log(str(e))
@@ -88,7 +88,7 @@ def main(argv=None):
 def _refuse_foreign_ledger(paths):
     # sqlite follows links: a ledger planted while the home was open to others
     # would have us append every event to someone else's file.
-    from .. import paths as paths_mod
+    from reflex import paths as paths_mod
     for name in (paths.ledger, paths.ledger + "-wal", paths.ledger + "-shm"):
         try:
             st = os.lstat(name)

@@ -9,8 +9,9 @@ import sqlite3
 import threading
 import time
 
-from .. import blobs, config as config_mod, permissions
-from ..ledger.writer import LedgerWriter
+from reflex import blobs, config as config_mod
+from reflex.harness.claude import permissions
+from reflex.ledger.writer import LedgerWriter
 
 
 WORKTREE_SETTLE_S = 0.3
@@ -45,10 +46,10 @@ class DaemonContext:
         self._wt_ready = set()
         self._wt_starting = set()
         self._watchable_cache = {}
-        from .reflexes import ReflexHub
+        from reflex.daemon.reflexes import ReflexHub
         self.reflexes = ReflexHub(self)
         self.fold_stats = {"events": 0, "seconds": 0.0}
-        from .follow import Followers
+        from reflex.daemon.follow import Followers
         self.followers = Followers(log)
 
     def start(self):
@@ -116,7 +117,7 @@ class DaemonContext:
     def signature(self, command, cwd):
         try:
             if self._sig is None:
-                from ..signature import signature
+                from reflex.signature import signature
                 self._sig = signature
             return self._sig(command, cwd)
         except Exception as e:  # the module promises never to raise; don't trust, log
@@ -143,7 +144,7 @@ class DaemonContext:
         if not cwd:
             return None
         if root is None:
-            from .. import project
+            from reflex import project
             root = project.project_root(cwd)
         if not self._watchable(root):
             return None
@@ -172,7 +173,7 @@ class DaemonContext:
 
     def _worktrees(self):
         if self._wt is None:
-            from ..worktree import WorktreeRegistry
+            from reflex.worktree.registry import WorktreeRegistry
             self._wt = WorktreeRegistry(log=self.log)
         return self._wt
 
@@ -213,16 +214,16 @@ class DaemonContext:
     def warm(self):
         try:
             self.signature("pytest -q 2>&1 | tail -5", "/")
-            from .. import safety  # noqa: F401 - imported to warm it
-            from .. import tokens
+            from reflex.safety import plane as safety  # noqa: F401 - imported to warm it
+            from reflex import tokens
             tokens.count("warm")
-            from ..digest import build_digest
-            from .. import fold  # noqa: F401 - imported to warm it
+            from reflex.digest import build_digest
+            from reflex.arc import fold  # noqa: F401 - imported to warm it
             build_digest(b"warm\n", family="other", exit_code=0, command="true", handle="r:000000000000")
             # A search process started ahead, so the first `ctx search` does not wait for one; not
             # now: a session's first hooks arrive while the daemon starts, and they come first.
             import threading
-            from .linesearch import WORKERS
+            from reflex.daemon.linesearch import WORKERS
             timer = threading.Timer(SPARE_SEARCH_AFTER_S, WORKERS.refill)
             timer.daemon = True
             timer.start()

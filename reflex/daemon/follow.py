@@ -5,7 +5,7 @@ sits between the agent and its answer.  `ctx run` tells the daemon where its cap
 file is before it starts the command (run.start), and a follower thread reads the
 file as it grows, feeding an exact StreamCounter (reflex.tokens).
 
-A capture is bounded (reflex.capture): its first `stable` bytes never change once
+A capture is bounded (reflex.shim.capture): its first `stable` bytes never change once
 written, but past them a long output wraps around a ring that is rewritten at the
 end.  So the follower keeps a checkpoint of its counter at exactly `stable` bytes:
 at run.finish, if the output was kept whole, everything it counted stands and
@@ -31,7 +31,7 @@ MAX_FOLLOWERS = 64
 
 class Follower:
     def __init__(self, path, stable=None, count_limit=COUNT_LIMIT):
-        from ..tokens import StreamCounter
+        from reflex.tokens import StreamCounter
         self.path = path
         self.stable = stable
         self.count_limit = count_limit

@@ -14,7 +14,7 @@ import hmac
 import os
 import time
 
-from .. import wire
+from reflex import protocol
 
 _MAX_HEADERS = 100
 
@@ -64,7 +64,7 @@ class HttpFront:
             n = int(headers.get("content-length", "0"))
         except ValueError:
             n = -1
-        if n < 0 or n > wire.MAX_BODY:
+        if n < 0 or n > protocol.MAX_BODY:
             await self._send(writer, 413, b'{"error":"payload too large"}', False)
             return False
         body = await asyncio.wait_for(reader.readexactly(n), 10) if n else b""
@@ -76,7 +76,7 @@ class HttpFront:
             await self._send(writer, 404, b'{"error":"POST /hook/<harness>"}', keep)
             return keep
         harness = target[len("/hook/"):].split("?", 1)[0]
-        hdr = {"v": wire.PROTOCOL, "op": "hook", "harness": harness, "uid": os.urandom(10).hex(),
+        hdr = {"v": protocol.PROTOCOL, "op": "hook", "harness": harness, "uid": os.urandom(10).hex(),
                "ts": time.time(), "transport": "http"}
         reply = await self.server.dispatch(hdr, body)
         out = reply.out if reply.fields.get("ok") else b""
@@ -99,3 +99,20 @@ class HttpFront:
                 "Connection: %s\r\n\r\n" % (status, reason, len(body), "keep-alive" if keep else "close"))
         writer.write(head.encode() + body)
         await writer.drain()
+
+
+def listening_uid(port):
+    """uid of the process listening on TCP `port` on loopback/any address, or None (Linux /proc)."""
+    want = ":%04X" % port
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    parts = line.split()
+                    # local_address, rem_address, st (0A = LISTEN), ..., uid
+                    if len(parts) > 7 and parts[1].endswith(want) and parts[3] == "0A":
+                        return int(parts[7])
+        except OSError:
+            continue
+    return None

@@ -42,6 +42,7 @@ import json
 import os
 import sys
 import time
+from reflex.errors import UserError
 
 MAX_PATTERN = 1000          # characters
 RE2_MAX_MEM = 64 << 20      # program + DFA cache per regex (RE2 falls back to its NFA, still linear, beyond it)
@@ -56,7 +57,7 @@ WARM_BUDGET_S = 60.0        # wall time a worker may spend computing redaction m
 NICE = 5                    # the worker's niceness: a third of the daemon's share of a contended core
 
 
-class PatternError(ValueError):
+class PatternError(UserError, ValueError):
     pass
 
 

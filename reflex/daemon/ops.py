@@ -10,13 +10,14 @@ import json
 import os
 import time
 
-from .. import blobs, wire
-from .claude import ClaudeHandler, base_event, malformed_event
-from .follow import COUNT_LIMIT
-from .retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
-from .runs import RunStore
+from reflex import blobs
+from reflex import protocol
+from reflex.harness.claude.hooks import ClaudeHandler, base_event, malformed_event
+from reflex.daemon.follow import COUNT_LIMIT
+from reflex.daemon.retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
+from reflex.daemon.runs import RunStore
 
-VERSION = "0.1.0"
+VERSION = protocol.VERSION
 
 
 class Reply:
@@ -31,11 +32,11 @@ class Reply:
 
     def encode(self):
         f = dict(self.fields)
-        f["v"] = wire.PROTOCOL
+        f["v"] = protocol.PROTOCOL
         f["out"] = len(self.out)
         body = self.out + self.err
         f["len"] = len(body)
-        return wire.encode_header(f) + body
+        return protocol.encode_header(f) + body
 
 
 def error(code, detail, **extra):
@@ -58,12 +59,15 @@ class Ops:
         self.drain_spool = None     # set by the server: ingest pending spool frames
 
     async def dispatch(self, hdr, body):
-        op = hdr.get("op")
-        fn = getattr(self, "op_" + str(op).replace(".", "_"), None)
-        if fn is None:
-            return error("unknown_op", "unknown op %r" % op)
+        # The request is checked against the protocol's schema once, here: every handler
+        # below reads fields of the declared types, and a misspelled field is refused.
+        try:
+            req = protocol.parse_request(hdr)
+        except protocol.BadRequest as e:
+            return error(e.code, e.detail)
+        fn = getattr(self, "op_" + req.op.replace(".", "_"))
         self.requests += 1
-        return await fn(hdr, body)
+        return await fn(req, body)
 
     async def _commit(self, event, run=None, session=None):
         fut = self.ctx.writer.submit(event, run, session)
@@ -75,61 +79,61 @@ class Ops:
         return written
 
     # -- ops -----------------------------------------------------------------
-    async def op_ping(self, hdr, body):
-        return Reply({"pid": os.getpid(), "version": VERSION, "protocol": wire.PROTOCOL})
+    async def op_ping(self, req, body):
+        return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL})
 
-    async def op_status(self, hdr, body):
-        return Reply({"pid": os.getpid(), "version": VERSION, "protocol": wire.PROTOCOL,
+    async def op_status(self, req, body):
+        return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL,
                       "uptime_s": round(time.time() - self.started, 3), "requests": self.requests,
                       "ledger": dict(self.ctx.writer.stats),
                       "fold": {"events": self.ctx.fold_stats["events"],
                                "mean_us": round(1e6 * self.ctx.fold_stats["seconds"]
                                                 / max(1, self.ctx.fold_stats["events"]), 1)}})
 
-    async def op_shutdown(self, hdr, body):
+    async def op_shutdown(self, req, body):
         if self.stop_requested is not None:
             self.loop.call_soon(self.stop_requested)
         return Reply({"stopping": True})
 
-    async def op_hook(self, hdr, body):
-        harness = hdr.get("harness")
-        uid = hdr.get("uid")
+    async def op_hook(self, req, body):
+        harness = req.get("harness")
+        uid = req.get("uid")
         if not _valid_uid(uid):
             return error("bad_request", "hook frames need a uid")
         if harness != "claude":
             # Unknown harness: recorded, answered with nothing.
-            ev = malformed_event(base_event(uid, hdr.get("ts") or time.time(), str(harness)[:32],
-                                            hdr.get("spooled")), "unknown_harness", "", body)
+            ev = malformed_event(base_event(uid, req.get("ts") or time.time(), harness[:32],
+                                            req.get("spooled")), "unknown_harness", "", body)
             await self._commit(_finish(ev))
             return Reply(err=("ctx hook: unknown harness %r\n" % harness).encode())
-        await self._spooled_first(hdr)
+        await self._spooled_first(req)
         t0 = time.perf_counter()
-        out, err, ev, session = self.claude.handle(hdr, body)
+        out, err, ev, session = self.claude.handle(req.fields, body)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)
         run = ev.pop("_run", None)  # a post-hook digest is recorded as a run of its own
         written = await self._commit(_finish(ev), run=run, session=session)
         return Reply({"seq": written.seq, "duplicate": written.duplicate}, out=out, err=err)
 
-    async def _spooled_first(self, hdr):
+    async def _spooled_first(self, req):
         """Events a shim spooled while no daemon answered (or answered too slowly) happened
         BEFORE this live one: ingest them first, so per-session order, and every decision
         the fold derives from it (a densified re-run), is what it would have been."""
-        if not hdr.get("spooled") and self.drain_spool is not None:
+        if not req.get("spooled") and self.drain_spool is not None:
             await self.drain_spool()
 
-    async def op_run_start(self, hdr, body):
-        capture = hdr.get("capture")
-        uid = hdr.get("uid")
+    async def op_run_start(self, req, body):
+        capture = req.get("capture")
+        uid = req.get("uid")
         if not self._capture_ok(capture) or not _valid_uid(uid):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
-        stable = hdr.get("stable") if isinstance(hdr.get("stable"), int) and hdr.get("stable") > 0 else None
+        stable = req.get("stable") if req.get("stable", 0) > 0 else None
         return Reply({"following": self.ctx.followers.start(uid, capture, stable)})
 
-    async def op_run_finish(self, hdr, body):
-        capture = hdr.get("capture")
+    async def op_run_finish(self, req, body):
+        capture = req.get("capture")
         if not self._capture_ok(capture):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
-        uid = hdr.get("uid")
+        uid = req.get("uid")
         if not _valid_uid(uid):
             return error("bad_request", "run frames need a uid")
         try:
@@ -138,22 +142,22 @@ class Ops:
             return error("bad_request", "capture %s does not exist" % capture)
         if not os.path.isfile(capture) or st.st_uid != os.getuid():
             return error("forbidden", "capture is not a regular file we own")
-        await self._spooled_first(hdr)
-        command = str(hdr.get("command") or "")
-        cwd = hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None
-        session_id = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
-        exit_code = hdr.get("exit") if isinstance(hdr.get("exit"), int) else None
-        slicer = hdr.get("slicer") if isinstance(hdr.get("slicer"), str) else None
-        producer = hdr.get("producer") if isinstance(hdr.get("producer"), str) else command
-        duration_ms = hdr.get("duration_ms") if isinstance(hdr.get("duration_ms"), (int, float)) else None
+        await self._spooled_first(req)
+        command = req.get("command", "")
+        cwd = req.get("cwd")
+        session_id = req.text("session") or "-"
+        exit_code = req.get("exit")
+        slicer = req.get("slicer")
+        producer = req.get("producer", command)
+        duration_ms = req.get("duration_ms")
         sig = self.ctx.signature(command, cwd)
         family = sig.family if sig else "other"
         core_hash = sig.core_hash if sig else None
         density, reason = self.ctx.density_for(session_id, sig, family, cwd)
         view = body.decode("utf-8", "replace") if slicer is not None else None
-        claim = {k: hdr.get(k) for k in ("output_bytes", "elided_bytes", "kept_head", "marker_len", "capture_error")}
-        passthrough = hdr.get("raw") is True
-        redacted = hdr.get("redacted") if isinstance(hdr.get("redacted"), int) else 0
+        claim = {k: req.get(k) for k in ("output_bytes", "elided_bytes", "kept_head", "marker_len", "capture_error")}
+        passthrough = req.get("raw") is True
+        redacted = req.get("redacted", 0)
         work = await self.loop.run_in_executor(
             self.executor, self.runs.finish, capture, family, exit_code, producer, density, reason, view, cwd,
             uid, claim, passthrough, redacted > 0)
@@ -161,17 +165,17 @@ class Ops:
         size = kept.stored
         handle = blobs.handle_of(bid)
         data = {"handle": handle, "blob": bid, "duration_ms": duration_ms, "density": density,
-                "reason": reason, "slicer": slicer, "slicer_exit": hdr.get("slicer_exit"),
+                "reason": reason, "slicer": slicer, "slicer_exit": req.get("slicer_exit"),
                 "worktree_hash": self.ctx.worktree_hash(cwd) if cwd else None}
         data.update(baselines)
         if kept.elided:
             data["capture"] = _kept_summary(kept)
-        if isinstance(hdr.get("view_bytes"), int):
-            data["view_bytes"] = hdr["view_bytes"]
+        if req.get("view_bytes") is not None:
+            data["view_bytes"] = req.get("view_bytes")
         if redacted:
             # Counts and file names only: the values never reach the ledger.
             data["redacted"] = {"values": redacted, "files": [str(x)[:200] for x in
-                                                               (hdr.get("redacted_from") or [])][:50]}
+                                                               req.get("redacted_from", [])][:50]}
         if passthrough:
             data["passthrough"] = True
         meta = {"elided": _kept_summary(kept)} if kept.elided else {}
@@ -183,8 +187,8 @@ class Ops:
                     "omitted": digest.omitted, "truncated": digest.truncated})
         elif digest_error:
             data["digest_error"] = digest_error
-        ev = {"uid": uid, "ts": hdr.get("ts") or time.time(), "harness": "ctx-run",
-              "spooled": 1 if hdr.get("spooled") else 0, "session_id": session_id, "kind": "run",
+        ev = {"uid": uid, "ts": req.get("ts") or time.time(), "harness": "ctx-run",
+              "spooled": 1 if req.get("spooled") else 0, "session_id": session_id, "kind": "run",
               "cwd": cwd, "command": command, "family": family, "core_hash": core_hash,
               "decision": "none", "exit_code": exit_code, "output_bytes": kept.total, "data": data}
         run = {"event_uid": uid, "handle": handle, "blob": bid, "session_id": session_id,
@@ -222,36 +226,31 @@ class Ops:
                       "tokens": digest.tokens, "raw_tokens": digest.raw_tokens},
                      out=text.encode("utf-8", "surrogateescape"))
 
-    async def op_get(self, hdr, body):
-        query = hdr.get("address")
-        if not isinstance(query, str) or not query:
-            return error("bad_request", "expected an address like r:7f3a2c9d01ab[:L10-40]")
-        query = _valid_text(query)  # an undecodable argv byte arrives as a lone surrogate
-        b3 = hdr.get("b3") if isinstance(hdr.get("b3"), str) else None
+    async def op_get(self, req, body):
+        query = _valid_text(req.get("address"))  # an undecodable argv byte arrives as a lone surrogate
+        b3 = req.get("b3")
         answer, data = await self.loop.run_in_executor(
             self.executor, lambda: self.retrieval.get(query, check_b3=b3))
-        await self._record_retrieval(hdr, "ctx get " + query, answer, {"address": query})
-        return self._answer_reply(hdr, answer, data)
+        await self._record_retrieval(req, "ctx get " + query, answer, {"address": query})
+        return self._answer_reply(req, answer, data)
 
-    async def op_search(self, hdr, body):
-        pattern = hdr.get("pattern")
-        if not isinstance(pattern, str) or not pattern:
-            return error("bad_request", "expected a pattern")
-        handle = hdr.get("handle") if isinstance(hdr.get("handle"), str) else None
-        session = hdr.get("session") if isinstance(hdr.get("session"), str) else None
+    async def op_search(self, req, body):
+        pattern = req.get("pattern")
+        handle = req.get("handle")
+        session = req.get("session")
         started = time.monotonic()
         # Searches wait in their own bounded queue (retrieval.py), never in the pool `ctx run` needs.
         answer, data = await self.retrieval.search_async(self.loop, pattern, handle=handle, session=session,
                                                          started=started)
-        await self._record_retrieval(hdr, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
-        return self._answer_reply(hdr, answer, data)
+        await self._record_retrieval(req, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
+        return self._answer_reply(req, answer, data)
 
     def _capture_ok(self, capture):
         """ctx run's capture files live under CTX_HOME/captures; no other path is read."""
         return isinstance(capture, str) and _inside(capture, self.ctx.paths.captures)
 
-    def _answer_reply(self, hdr, answer, data):
-        if hdr.get("json"):
+    def _answer_reply(self, req, answer, data):
+        if req.get("json"):
             doc = answer.to_json()
             try:
                 out = (json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n").encode()
@@ -270,10 +269,10 @@ class Ops:
         r = error("miss", "miss(%s): %s; %s" % (m.reason, m.detail, remedy), miss=m.reason)
         return r
 
-    async def _record_retrieval(self, hdr, command, answer, fields):
-        await self._spooled_first(hdr)
-        session = hdr.get("session") if isinstance(hdr.get("session"), str) and hdr.get("session") else "-"
-        uid = hdr.get("uid") if isinstance(hdr.get("uid"), str) else os.urandom(10).hex()
+    async def _record_retrieval(self, req, command, answer, fields):
+        await self._spooled_first(req)
+        session = req.text("session") or "-"
+        uid = req.get("uid") or os.urandom(10).hex()
         data = dict(fields)
         if answer.know is not None:
             data.update(result="know", handle=answer.know.handle, span=answer.know.span,
@@ -281,13 +280,13 @@ class Ops:
         else:
             data.update(result="miss", reason=answer.miss.reason, handle=answer.miss.handle)
         ev = {"uid": uid, "ts": time.time(), "harness": "ctx-retrieval", "spooled": 0, "session_id": session,
-              "kind": "retrieval", "command": _valid_text(command), "cwd": hdr.get("cwd") if isinstance(hdr.get("cwd"), str) else None,
+              "kind": "retrieval", "command": _valid_text(command), "cwd": req.get("cwd"),
               "decision": "none", "data": data}
         await self._commit(_finish(ev))
 
 
 def digest_summary(d):
-    from ..intents import declare
+    from reflex.arc.intents import declare
     intents = []
     if d.truncated or sum(d.omitted.values()) or (d.hints and not d.passthrough):
         intents.append(declare("digest"))

@@ -1,7 +1,7 @@
 """The reflex arc inside the daemon: one SessionReflex per session, fed from the ledger's rows.
 
 The daemon folds exactly what it commits: each committed row is turned into
-fold events by reflex.ledger_events.events_from_row, the same function
+fold events by reflex.arc.ledger_events.events_from_row, the same function
 `ctx replay --format events` and the restart rebuild use, so the live state,
 the rebuilt state and the replayed state cannot drift apart.  A session seen
 for the first time since the daemon started is rebuilt from the ledger
@@ -18,8 +18,8 @@ import json
 import os
 import time
 
-from .. import project as project_mod
-from ..digest.budget import DENSITIES  # the density ladder, least to most
+from reflex import project as project_mod
+from reflex.digest.budget import DENSITIES  # the density ladder, least to most
 
 
 class ReflexHub:
@@ -32,7 +32,7 @@ class ReflexHub:
     # -- policy ----------------------------------------------------------------
     def policy_for(self, cwd):
         """(Policy, epoch id) in force for a working directory."""
-        from ..policy import PolicyError, default_policy, load_policy
+        from reflex.arc.policy import PolicyError, default_policy, load_policy
         dirs = []
         if cwd:
             dirs.append(os.path.join(project_mod.project_root(cwd), ".ctx", "policies"))
@@ -71,8 +71,8 @@ class ReflexHub:
         sr = self.sessions.get(session_id)
         if sr is not None:
             return sr
-        from ..fold import SessionReflex
-        from ..ledger_events import events_from_row
+        from reflex.arc.fold import SessionReflex
+        from reflex.arc.ledger_events import events_from_row
         policy, epoch = self.policy_for(cwd)
         sr = SessionReflex(policy=policy, session_id=session_id)
         sr.epoch = epoch
@@ -95,7 +95,7 @@ class ReflexHub:
         sid = row.get("session_id")
         if not sid or sid == "-":
             return []
-        from ..ledger_events import events_from_row
+        from reflex.arc.ledger_events import events_from_row
         sr = self.session(sid, row.get("cwd"))
         out = []
         for ev in events_from_row(row):

@@ -9,7 +9,7 @@ at a line end when one fits (else inside the line, on a UTF-8 boundary), with th
 address of the rest in `next` (an L-range, or a B-range when the cut fell inside
 a line).  Resolving an address is one pass over the blob's bytes counting
 newlines, never an index of every line, so the cost of any page is bounded by the
-blob's size, which the capture limit bounds (reflex.capture).  Blobs stored before
+blob's size, which the capture limit bounds (reflex.shim.capture).  Blobs stored before
 that limit existed can be huge: they are streamed (bounded memory, verified as
 they pass) instead of loaded.
 """
@@ -19,12 +19,12 @@ import time
 
 from blake3 import blake3
 
-from .. import address as addr
-from .. import blobs
-from ..digest.neutralize import clean_line, neutralize_verbatim
-from ..digest.redact import redact_lines
-from ..retrieval_models import Answer, Know, Miss
-from . import linesearch
+from reflex import address as addr
+from reflex import blobs
+from reflex.digest.neutralize import clean_line, neutralize_verbatim
+from reflex.digest.redact import redact_lines
+from reflex.daemon.retrieval_models import Answer, Know, Miss
+from reflex.daemon import linesearch
 
 GET_BUDGET = 8000       # tokens: about what the harness itself shows of one Bash output
 GET_PAGE_BYTES = 64 * 1024  # and bytes: keeps the exact count of a page cheap (~ms)
@@ -193,7 +193,7 @@ class Retrieval:
 
     def _deleted(self, run):
         """True if a run's missing output was not removed by retention (ledger/evictions.py)."""
-        from ..ledger.evictions import eviction_records_since, missing_blob
+        from reflex.ledger.evictions import eviction_records_since, missing_blob
         conn = self.ctx.reader()
         return missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted"
 
@@ -242,7 +242,7 @@ class Retrieval:
             self.ctx.log("search failed: %s" % out.failure)
             return Answer(query=pattern, miss=Miss(reason="abstain", detail="search failed: %s" % out.failure,
                                                    escalate_to=["grep -rn %s ." % _quote(pattern)])), b""
-        from .. import tokens
+        from reflex import tokens
         t_format = time.monotonic()
         commands = {r["handle"]: r["command"] for r in runs}
         blocks = []
@@ -428,7 +428,7 @@ def _page_end(window, span_len, budget):
     The longest prefix within `budget` tokens ending at a line end, or at the span's end
     when the whole span is in the window; else a cut inside the first line on a UTF-8
     boundary.  Always at least one character, so paging makes progress."""
-    from .. import tokens
+    from reflex import tokens
 
     def fits(n):
         return tokens.count(bytes(window[:n]).decode("utf-8", "replace")) <= budget

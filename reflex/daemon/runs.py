@@ -4,7 +4,7 @@ The bytes are stored as the capture holds them, before any digesting, so a diges
 bug can never lose output: if the engine fails, the run is still recorded and the
 agent gets the captured output (print_raw).
 
-Everything here is bounded by the capture limit (reflex.capture): `ctx run` never
+Everything here is bounded by the capture limit (reflex.shim.capture): `ctx run` never
 writes more, and a capture file that is larger anyway (an older client, a run
 spooled before the limit existed) is read as its head and tail only, with the same
 marker, so the daemon never holds more than the limit of one output in memory and
@@ -15,8 +15,8 @@ digest header says what was kept and what was counted.
 import os
 import traceback
 
-from .. import capture as capture_mod
-from .follow import COUNT_LIMIT
+from reflex.shim import capture as capture_mod
+from reflex.daemon.follow import COUNT_LIMIT
 
 # A marker line is under 200 bytes; what the daemon reads of a capture is bounded by this much more.
 MARKER_ROOM = 512
@@ -81,7 +81,7 @@ class RunStore:
         raw, kept = read_capture(capture, claim, self.limit)
         bid = self.ctx.blobs.put(raw)
         t1 = time.perf_counter()
-        from .. import blobs
+        from reflex import blobs
         handle = blobs.handle_of(bid)
         unchanged = kept.head if kept.elided else len(raw)
         # Raw tokens are counted on a bounded prefix, mostly while the command ran (follow.py);
@@ -94,11 +94,11 @@ class RunStore:
             return bid, kept, None, None, {}
         counted_while_running = raw_tokens is not None
         if raw_tokens is None and counted < len(raw):
-            from ..digest import layout
+            from reflex.digest import layout
             raw_tokens = layout.count_raw(raw[:counted])
         t2 = time.perf_counter()
         try:
-            from ..digest import build_digest
+            from reflex.digest import build_digest
             d = build_digest(raw, family=family, exit_code=exit_code, command=command, handle=handle,
                              density=density, reason=reason, requested_view=view, cwd=cwd,
                              raw_tokens=raw_tokens, kept=kept if kept.elided else None,
@@ -116,8 +116,8 @@ class RunStore:
         """What the harness alone would have delivered (the savings baseline, counted exactly)."""
         extra = {}
         try:
-            from .. import tokens
-            from ..stats.tokens_delivered import harness_tokens
+            from reflex import tokens
+            from reflex.harness.claude.truncation import harness_tokens
             text = raw.decode("utf-8", "replace")
             if view is not None:
                 # The agent's own slicer would have delivered this view without ctx (counted

@@ -24,9 +24,11 @@ import struct
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import config as config_mod, paths as paths_mod, spool, wire
-from .context import DaemonContext
-from .ops import VERSION, Ops, error
+from reflex import config as config_mod, paths as paths_mod
+from reflex.shim import spool
+from reflex import protocol
+from reflex.daemon.context import DaemonContext
+from reflex.daemon.ops import VERSION, Ops, error
 
 READ_TIMEOUT = 10.0
 SPOOL_SCAN_S = 1.0
@@ -82,7 +84,7 @@ class Server:
         loop.run_in_executor(self.executor, self.ctx.warm)
         # Refresh the hot path's bytecode (an upgrade or edit leaves it stale, and
         # PYTHONDONTWRITEBYTECODE would otherwise make every hook compile from source).
-        from .. import launcher
+        from reflex.shim import launcher
         loop.run_in_executor(self.executor, launcher.precompile)
         await self.stopping.wait()
         # -- shutdown, in order ------------------------------------------------
@@ -124,7 +126,7 @@ class Server:
                     os.close(addr_fd)
             os.chmod(tmp, 0o600, dir_fd=dir_fd)
             sock.listen(512)
-            server = await asyncio.start_unix_server(self._on_unix, sock=sock, limit=wire.MAX_HEADER)
+            server = await asyncio.start_unix_server(self._on_unix, sock=sock, limit=protocol.MAX_HEADER)
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             self.socket_inode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ino
         finally:
@@ -132,12 +134,12 @@ class Server:
         return server
 
     async def _listen_http(self):
-        from .http import HttpFront
+        from reflex.daemon.http import HttpFront
         front = HttpFront(self, token=_read_token(self.paths.http_token))
         try:
-            return await asyncio.start_server(front.handle, "127.0.0.1", self.http_port, limit=wire.MAX_HEADER)
+            return await asyncio.start_server(front.handle, "127.0.0.1", self.http_port, limit=protocol.MAX_HEADER)
         except OSError as e:
-            from ..doctor import listening_uid
+            from reflex.daemon.http import listening_uid
             owner = listening_uid(self.http_port)
             held = "; it is held by uid %d: another user would receive your hook payloads and token, " \
                    "choose another port" % owner if owner is not None and owner != os.geteuid() else ""
@@ -172,7 +174,7 @@ class Server:
         try:
             line = await asyncio.wait_for(reader.readline(), READ_TIMEOUT)
         except (asyncio.LimitOverrunError, ValueError):
-            return error("too_large", "header exceeds %d bytes" % wire.MAX_HEADER).encode()
+            return error("too_large", "header exceeds %d bytes" % protocol.MAX_HEADER).encode()
         except asyncio.TimeoutError:
             return error("bad_request", "timed out reading the header").encode()
         try:
@@ -181,14 +183,14 @@ class Server:
                 raise ValueError("header is not an object")
         except ValueError as e:
             return error("bad_request", "unparseable header: %s" % e).encode()
-        if hdr.get("v") != wire.PROTOCOL:
+        if hdr.get("v") != protocol.PROTOCOL:
             return error("protocol", "protocol %r not supported; restart the client or daemon" % hdr.get("v"),
-                         want=wire.PROTOCOL, version=VERSION).encode()
+                         want=protocol.PROTOCOL, version=VERSION).encode()
         n = hdr.get("len") or 0
         if not isinstance(n, int) or n < 0:
             return error("bad_request", "bad body length").encode()
-        if n > wire.MAX_BODY:
-            return error("too_large", "body of %d bytes exceeds %d" % (n, wire.MAX_BODY)).encode()
+        if n > protocol.MAX_BODY:
+            return error("too_large", "body of %d bytes exceeds %d" % (n, protocol.MAX_BODY)).encode()
         try:
             body = await asyncio.wait_for(reader.readexactly(n), READ_TIMEOUT) if n else b""
         except asyncio.TimeoutError:
@@ -221,7 +223,7 @@ class Server:
         suspect = None
         for path in spool.pending(self.paths.spool):
             try:
-                data = spool.read_frame(path, wire.MAX_HEADER + wire.MAX_BODY)
+                data = spool.read_frame(path, protocol.MAX_HEADER + protocol.MAX_BODY)
             except FileNotFoundError:
                 continue
             except ValueError as e:
@@ -367,7 +369,7 @@ class Server:
     def _write_status(self, http_server):
         config_mod.write_json_atomic(self.paths.status, {
             "pid": os.getpid(), "socket": self.paths.socket, "version": VERSION,
-            "protocol": wire.PROTOCOL, "started_at": time.time(), "ledger": self.paths.ledger,
+            "protocol": protocol.PROTOCOL, "started_at": time.time(), "ledger": self.paths.ledger,
             "http_port": self.http_port if http_server is not None else 0,
         })
 

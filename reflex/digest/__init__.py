@@ -77,7 +77,7 @@ def build_digest(
     `cwd` (the directory the command ran in) only shortens absolute paths in what is shown.
     `raw_tokens`: the raw output's exact o200k count when already known (tokens.StreamCounter
     fed while the command ran); otherwise it is counted on a worker thread while parsing.
-    `kept`: the reflex.capture.Kept of a capture that elided the middle of a huge output
+    `kept`: the reflex.shim.capture.Kept of a capture that elided the middle of a huge output
     (`raw` is what was kept); the header says what was kept.  `counted_bytes`: `raw_tokens`
     covers only that many leading bytes of `raw` (the header says so).
     """

@@ -16,7 +16,6 @@ cuts a level only when even it does not fit, and then says what it cut.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from reflex.digest.facts import Diagnostic, Facts, Failure, Span
 from reflex.digest.layout import Group
@@ -24,8 +23,7 @@ from reflex.digest.neutralize import clean_line
 from reflex.digest.profiles.base import one_line
 from reflex.digest.redact import redact_line
 
-if TYPE_CHECKING:
-    from reflex.digest.render import Source
+from reflex.digest.source import Source
 
 S_BUILD, S_FAIL, S_DIAG, S_DIAG_EVIDENCE, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3, 4, 5, 6, 7
 

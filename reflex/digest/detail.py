@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from reflex.digest import census
 from reflex.digest.census import S_BUILD, S_DIAG_EVIDENCE, S_FAIL, S_HIGHLIGHT, S_RAW, show, show_path, union
@@ -26,8 +25,7 @@ from reflex.digest.neutralize import clean_line
 from reflex.digest.profiles.generic import fold
 from reflex.digest.redact import redact_line
 
-if TYPE_CHECKING:
-    from reflex.digest.render import Source
+from reflex.digest.source import Source
 
 _KEY = re.compile(
     r"^(?:E\s|>\s)|Error|Exception|assert|panic|expected|Expected|[Rr]eceived|\bgot\b|\bwant\b|left|right"

@@ -19,13 +19,12 @@ from __future__ import annotations
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from reflex import tokens
 from reflex.digest.facts import Facts, Span
 
-if TYPE_CHECKING:
-    from reflex.digest.render import HintRef, Source
+from reflex.digest.source import HintRef, Source
 
 # Outputs above this are tokenized in two halves on two threads (tiktoken
 # releases the GIL): the raw count is the largest single cost of a 5 MB digest.

@@ -10,7 +10,7 @@ import json
 
 from blake3 import blake3
 
-from .schema import HASHED_COLUMNS
+from reflex.ledger.schema import HASHED_COLUMNS
 
 GENESIS = "b3:genesis"
 

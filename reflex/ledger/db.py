@@ -5,10 +5,11 @@ import sqlite3
 
 import sqlite_utils
 
-from . import schema
+from reflex.ledger import schema
+from reflex.errors import UserError
 
 
-class LedgerError(Exception):
+class LedgerError(UserError):
     """The ledger cannot be opened or is not a ctx ledger."""
 
 

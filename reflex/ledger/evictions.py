@@ -13,7 +13,7 @@ ledger: someone who can do both can also add an eviction row.
 
 import sqlite3
 
-from . import schema
+from reflex.ledger import schema
 
 
 def eviction_records_since(conn):

@@ -3,7 +3,7 @@
 import json
 import sqlite3
 
-from . import schema
+from reflex.ledger import schema
 
 
 COLUMNS = ("id",) + schema.EVENT_COLUMNS

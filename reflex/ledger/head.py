@@ -34,12 +34,13 @@ machine, or a signature with a key they do not hold).
 import glob
 import json
 import os
+from reflex.errors import FatalError
 
 SUFFIX = ".head"
 MISMATCH = ".mismatch-"
 
 
-class HeadError(Exception):
+class HeadError(FatalError):
     """The head file exists but cannot be read as a head."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from . import schema
+from reflex.ledger import schema
 
 BATCH = 50_000
 _INT = frozenset({"id", "seq", "exit_code", "output_bytes", "rewrite_applied", "spooled", "latency_us"})
@@ -34,7 +34,7 @@ def export_parquet(ledger_path, out_path, session=None) -> int:
     half-written export under the final name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from .export import COLUMNS as cols, events_query
+    from reflex.ledger.export import COLUMNS as cols, events_query
     sch = arrow_schema()
     sql, args = events_query(session)
     out_path = os.fspath(out_path)

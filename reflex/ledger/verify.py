@@ -20,9 +20,9 @@ Nothing here writes to the ledger.
 import json
 import sqlite3
 
-from .. import blobs as blobs_mod
-from . import chain, head, schema
-from .evictions import eviction_records_since, missing_blob
+from reflex import blobs as blobs_mod
+from reflex.ledger import chain, head, schema
+from reflex.ledger.evictions import eviction_records_since, missing_blob
 
 
 class Report:

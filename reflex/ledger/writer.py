@@ -19,8 +19,8 @@ import threading
 import time
 from concurrent.futures import Future
 
-from . import chain, head, schema
-from .db import open_ledger
+from reflex.ledger import chain, head, schema
+from reflex.ledger.db import open_ledger
 
 
 class Submission:

@@ -18,8 +18,8 @@
 tree-sitter is imported on the first call, not on import.
 """
 
-from .model import Decoration, FileRef, ScopeItem, Signature, core_hash
-from .narrow import is_narrower
+from reflex.signature.model import Decoration, FileRef, ScopeItem, Signature, core_hash
+from reflex.signature.narrow import is_narrower
 
 __all__ = ["signature", "is_narrower", "Signature", "Decoration", "ScopeItem", "FileRef"]
 
@@ -75,7 +75,7 @@ def _signature(command, cwd=None):
     if cwd is not None and not isinstance(cwd, str):
         cwd = _coerce(cwd)
     try:
-        from .chain import build
+        from reflex.signature.chain import build
         return build(text, cwd)
     except Exception:   # a bug must not break a hook: fall back to the raw reading
         raw = " ".join(text.split())

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import posixpath
 
-from .command import analyze
-from .files import SLICERS, slicer
-from .model import Decoration, FileRef, Signature, core_hash
-from .syntax import POP, PUSH, parses_cleanly, read
+from reflex.signature.command import analyze
+from reflex.signature.files import SLICERS, slicer
+from reflex.signature.model import Decoration, FileRef, Signature, core_hash
+from reflex.signature.syntax import POP, PUSH, parses_cleanly, read
 
 STABILIZE_CHARS = 8 * 1024    # beyond this a fallback core is kept as is (time budget)
 RUNNER_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc", "ruff",
@@ -150,7 +150,7 @@ def _segments(stream: list, cwd, depth: int) -> list:
         if isinstance(x, str):
             op = x
             continue
-        v = analyze(x, depth, cur)
+        v = analyze(x, depth, cur, build)
         here = v.cwd if v.cwd is not None else cur
         if v.chdir is not None:
             here = join_cwd(here, v.chdir)
@@ -257,7 +257,7 @@ def _ranged_cat(main, segs: list, reads: list) -> None:
     elif d.kind == "tail" and d.value.startswith("+") and d.value[1:].isdigit():
         rng = f"{d.value[1:]}-"
     elif d.kind == "sed" and "-n" in d.flags:
-        from .files import sed_ranges
+        from reflex.signature.files import sed_ranges
         rng = sed_ranges([d.value])[0]
     if rng:
         old = v.reads[0]

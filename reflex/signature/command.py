@@ -10,12 +10,13 @@ bodies are different commands that write the same file).
 from __future__ import annotations
 
 import re
+from typing import Any, Callable
 
-from . import files, gitcmd, runners
-from .model import Decoration, FileRef
-from .syntax import Command, Heredoc, Word
-from .view import View
-from .wrappers import SHELLS, unwrap
+from reflex.signature import files, gitcmd, runners
+from reflex.signature.model import Decoration, FileRef
+from reflex.signature.syntax import Command, Heredoc, Word
+from reflex.signature.view import View
+from reflex.signature.wrappers import SHELLS, unwrap
 
 _ASSIGNLIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PM = frozenset({"npm", "pnpm", "yarn", "bun"})
@@ -62,12 +63,17 @@ def known(name: str) -> bool:
             or name in files.FORMATTERS or name in _OTHER_KNOWN)
 
 
-def analyze(cmd: Command, depth: int = 0, cwd: str | None = None) -> View:
+# How `bash -c CODE` is parsed: chain.build, handed in by chain.py (which imports this module;
+# importing it back would make the two a cycle).
+NestedBuild = Callable[[str, "str | None", int, dict], Any]
+
+
+def analyze(cmd: Command, depth: int = 0, cwd: str | None = None, build: NestedBuild | None = None) -> View:
     v = View()
     if cmd.opaque is not None:
         v.words = [cmd.opaque]
         for inner in cmd.inner:
-            iv = analyze(inner, depth + 1)
+            iv = analyze(inner, depth + 1, build=build)
             v.reads += iv.reads
             v.writes += iv.writes
             v.routes += [r for r in iv.routes if r not in v.routes]
@@ -79,8 +85,8 @@ def analyze(cmd: Command, depth: int = 0, cwd: str | None = None) -> View:
     v.argv = words
     v.name = words[0].value if words else ""
     if code is not None:
-        if depth < 3:
-            from .chain import build   # bash -c CODE: the code is parsed as a command of its own
+        if depth < 3 and build is not None:
+            # bash -c CODE: the code is parsed as a command line of its own.
             info: dict = {}
             _adopt(v, build(code, cwd, depth + 1, info), info)
         else:

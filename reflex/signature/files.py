@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 
-from .flags import Spec, walk
-from .model import Decoration, FileRef, ScopeItem
-from .syntax import Word, lit
-from .view import View
+from reflex.signature.flags import Spec, walk
+from reflex.signature.model import Decoration, FileRef, ScopeItem
+from reflex.signature.syntax import Word, lit
+from reflex.signature.view import View
 
 READERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "sed", "view"})
 SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind"})

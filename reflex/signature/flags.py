@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import Decoration, ScopeItem
-from .syntax import Word
+from reflex.signature.model import Decoration, ScopeItem
+from reflex.signature.syntax import Word
 
 _EMPTY: dict = {}
 

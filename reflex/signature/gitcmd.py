@@ -7,9 +7,9 @@ Scope: paths after `--` (`git diff -- a.py`, `git log -- src/`).
 
 from __future__ import annotations
 
-from .model import Decoration, FileRef, ScopeItem
-from .syntax import Word
-from .view import View
+from reflex.signature.model import Decoration, FileRef, ScopeItem
+from reflex.signature.syntax import Word
+from reflex.signature.view import View
 
 _GLOBAL_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                             "--super-prefix", "--config-env"})

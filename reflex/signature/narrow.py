@@ -12,7 +12,7 @@ written: `-k "a and b"` is not recognised as narrower than `-k a`.
 
 from __future__ import annotations
 
-from .model import Signature
+from reflex.signature.model import Signature
 
 _PATHLIKE = frozenset({"path"})
 

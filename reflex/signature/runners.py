@@ -16,10 +16,10 @@ not starvation.
 
 from __future__ import annotations
 
-from .flags import Spec, walk
-from .model import Decoration, FileRef, ScopeItem
-from .syntax import Word, quote
-from .view import View
+from reflex.signature.flags import Spec, walk
+from reflex.signature.model import Decoration, FileRef, ScopeItem
+from reflex.signature.syntax import Word, quote
+from reflex.signature.view import View
 
 VERBOSITY = {
     "-v": ("verbose", "1"), "-vv": ("verbose", "2"), "-vvv": ("verbose", "3"), "-vvvv": ("verbose", "4"),

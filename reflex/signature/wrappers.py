@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from .syntax import Word, lit
-from .view import View
+from reflex.signature.syntax import Word, lit
+from reflex.signature.view import View
 
 PY_MODULES = frozenset({"pytest", "py.test", "mypy", "ruff", "black", "isort", "flake8", "pylint", "tsc"})
 _PYTHON = re.compile(r"(python|pypy)(\d+(\.\d+)?)?$|py$")

@@ -12,7 +12,7 @@ import json
 
 from hypothesis import strategies as st
 
-from reflex.payload import MAX_PAYLOAD
+from reflex.harness.claude.payload import MAX_PAYLOAD
 
 # Tool calls the safety plane has an opinion on (and a few it has none on).
 CALLS = (

@@ -22,7 +22,8 @@ import tempfile
 
 import pytest
 
-from reflex import daemon_control, doctor, paths as paths_mod
+from reflex import doctor, paths as paths_mod
+from reflex.daemon import control as daemon_control
 
 from ..conftest import ctx_cmd, pre_bash, run_hook
 from ._other_user import Impostor, as_other, other_uid, wait_for

@@ -15,7 +15,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reflex import hook, local_decision, payload as payload_mod
+from reflex.shim import hook
+from reflex.shim import fallback as local_decision
+from reflex.harness.claude import payload as payload_mod
 
 from .payloads import huge_unrelated, outcome, payloads
 

@@ -69,7 +69,7 @@ def store(paths, tmp_path, text, name):
 
 def search(paths, pattern, handle=None):
     """The daemon's JSON answer, over the real socket (as `ctx search --json` asks it)."""
-    from reflex import client
+    from reflex.shim import client
     fields = {"pattern": pattern, "json": True, "uid": os.urandom(10).hex(), "cwd": "/"}
     if handle:
         fields["handle"] = handle

@@ -6,9 +6,9 @@ symlink to ~/.ssh, a directory whose dotfile only `dotglob` reaches, a test that
 value it loads from .env; the home has an SSH key and AWS credentials; CTX_HOME has the HTTP
 token. Every case is a call an agent could make, by class. For each one the suite:
 
-1. sends the PreToolUse payload through the shim's own code (reflex.hook.deliver) to a real
+1. sends the PreToolUse payload through the shim's own code (reflex.shim.hook.deliver) to a real
    daemon on a real socket, and checks that the answer is byte-identical to what the shim
-   answers alone (reflex.local_decision, the daemon-down path) whenever the safety plane
+   answers alone (reflex.shim.fallback, the daemon-down path) whenever the safety plane
    decides;
 2. checks the decision class the table expects (deny / redact / rewrite / pass);
 3. does what Claude Code does with the answer: nothing for a deny; run the rewritten command
@@ -371,7 +371,8 @@ _LEAKS_WITHOUT_CTX = {}     # (tool, call) -> canaries printed without ctx (each
 
 @pytest.mark.parametrize("case", CASES, ids=["%s:%s" % (c.cls, c.id) for c in CASES])
 def test_secret_read(world, case):
-    from reflex import hook, local_decision
+    from reflex.shim import hook
+    from reflex.shim import fallback as local_decision
     for prog in case.needs:
         if not shutil.which(prog, path=world.env()["PATH"]):
             pytest.skip("%s is not installed" % prog)
@@ -452,7 +453,7 @@ def test_store_holds_no_secret(world):
 
 
 def test_census_is_bounded_and_names_files_not_values(world):
-    from reflex import secret_values
+    from reflex.safety import secrets as secret_values
     census = secret_values.collect(world.proj, world.env(), "grep -rn x .")
     labels = {label for _, label in census.files}
     assert {".env", ".env~", ".env.save", "config/server.pem", "config/secrets.yaml", "dot/.env.local",
@@ -466,7 +467,7 @@ def test_census_is_bounded_and_names_files_not_values(world):
 
 
 def test_agent_facing_modules_stay_stdlib():
-    code = ("import sys\nimport reflex.runner, reflex.secret_values, reflex.local_decision, reflex.safety\n"
+    code = ("import sys\nimport reflex.shim.run, reflex.safety.secrets, reflex.shim.fallback, reflex.safety.plane\n"
             "bad = [m for m in ('pydantic', 'tiktoken', 'blake3', 'click', 'sqlite_utils') if m in sys.modules]\n"
             "print(','.join(bad))\n")
     p = subprocess.run([sys.executable, "-S", "-c", "import sys; sys.path.insert(0, %r)\n" % REPO + code],

@@ -13,14 +13,16 @@ import os
 import subprocess
 import time
 
-from reflex import doctor, spool, wire
+from reflex import doctor
+from reflex.shim import spool
+from reflex import protocol
 from reflex.daemon.server import SPOOL_CRASHES_MAX
 
 from ..conftest import ctx_cmd, ledger_rows, pre_bash
 
 
 def _frame(fields, body=b""):
-    hdr = {"v": wire.PROTOCOL, "op": "hook", "harness": "claude", "ts": time.time(), "trunc": False,
+    hdr = {"v": protocol.PROTOCOL, "op": "hook", "harness": "claude", "ts": time.time(), "trunc": False,
            "spooled": True, "local": "none", "len": len(body)}
     hdr.update(fields)
     return json.dumps(hdr).encode() + b"\n" + body
@@ -53,7 +55,7 @@ def _fifo(spool_dir, name):
 
 def _sparse(spool_dir, name):
     with open(os.path.join(spool_dir, name), "wb") as f:
-        f.truncate(wire.MAX_HEADER + wire.MAX_BODY + 1)
+        f.truncate(protocol.MAX_HEADER + protocol.MAX_BODY + 1)
 
 
 def _died_on_repeatedly(spool_dir, name):

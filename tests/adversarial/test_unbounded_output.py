@@ -30,7 +30,7 @@ import time
 import pytest
 from blake3 import blake3
 
-from reflex import capture as capture_mod
+from reflex.shim import capture as capture_mod
 
 from ..conftest import ctx_cmd, ledger_rows
 from .shared_daemon import shared  # noqa: F401 - a module-scoped fixture
@@ -396,8 +396,8 @@ def test_streamed_and_loaded_resolution_agree(tmp_path):
 
 
 def test_pipeline_tee_keeps_a_bounded_copy_and_reports_it(tmp_path):
-    from reflex import runner
-    from reflex.pipetee import read_stats
+    from reflex.shim import run as runner
+    from reflex.shim.pipetee import read_stats
     cap = tmp_path / "c.out"
     cap.write_bytes(b"")
     stats = str(cap) + ".kept"
@@ -431,7 +431,7 @@ def test_memory_head_tail_keeps_the_ends(tmp_path):
 def test_ctx_run_and_its_tee_import_only_the_standard_library():
     code = ("import sys\n"
             "before = set(sys.modules)\n"
-            "import reflex.runner, reflex.capture, reflex.pipetee, reflex.pipesplit\n"
+            "import reflex.shim.run, reflex.shim.capture, reflex.shim.pipetee, reflex.safety.pipesplit\n"
             "print('\\n'.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

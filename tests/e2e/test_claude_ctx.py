@@ -67,7 +67,8 @@ def _events(ctx_home: Path, session: str) -> list[dict]:
 
 
 def _daemon_pid(ctx_home: Path) -> int:
-    from reflex import daemon_control, paths
+    from reflex import paths
+    from reflex.daemon import control as daemon_control
     return daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(ctx_home)}))
 
 

@@ -34,7 +34,8 @@ VENV_BIN = os.path.dirname(sys.executable)
 def ctx_home(tmp_path):
     home = tmp_path / "ctxhome"
     yield home
-    from reflex import daemon_control, paths
+    from reflex import paths
+    from reflex.daemon import control as daemon_control
     pid = daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(home)}))
     if pid:
         try:

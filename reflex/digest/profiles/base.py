@@ -37,15 +37,6 @@ def one_line(s: str, limit: int = MESSAGE_CHARS) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def handover(raw: bytes, exit_code: int | None, command: str, tried: str) -> Facts:
-    """Generic Facts for output the `tried` profile did not recognise."""
-    from reflex.digest.profiles import generic
-
-    facts = generic.PROFILE.extract(raw, exit_code, command)
-    facts.handed_over_from = tried
-    return facts
-
-
 def any_line(out: Output, pattern: re.Pattern[str], limit: int | None = None) -> bool:
     lines = out.lines if limit is None else out.lines[:limit] + out.lines[-limit:]
     return any(pattern.search(s) for s in lines)

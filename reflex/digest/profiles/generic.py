@@ -161,3 +161,10 @@ class GenericProfile:
 
 
 PROFILE = GenericProfile()
+
+
+def handover(raw: bytes, exit_code: int | None, command: str, tried: str) -> Facts:
+    """Generic Facts for output the `tried` profile did not recognise."""
+    facts = PROFILE.extract(raw, exit_code, command)
+    facts.handed_over_from = tried
+    return facts

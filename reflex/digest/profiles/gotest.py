@@ -19,7 +19,8 @@ import re
 
 from reflex.digest import ids
 from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure
-from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.profiles.base import one_line
+from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 NAME = "gotest"

@@ -12,7 +12,8 @@ import json
 import re
 
 from reflex.digest.facts import Counts, Diagnostic, Facts
-from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.profiles.base import one_line
+from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 NAME = "mypy"

@@ -22,7 +22,8 @@ import re
 
 from reflex.digest import ids
 from reflex.digest.facts import BuildError, Counts, Facts, Failure
-from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.profiles.base import one_line
+from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 NAME = "pytest"

@@ -18,7 +18,8 @@ import re
 
 from reflex.digest.facts import Counts, Diagnostic, Facts
 from reflex.digest.jsonspan import find_document, object_spans
-from reflex.digest.profiles.base import handover, one_line
+from reflex.digest.profiles.base import one_line
+from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 NAME = "ruff"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure, Span
-from reflex.digest.profiles.base import handover
+from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 DETECT_LINES = 200

@@ -1,0 +1,251 @@
+"""Dispatch of simple commands for the safety plane, and the shell builtins (stdlib only).
+
+`run_simple` is called by the walker (reflex.safety.shell) for every simple command: it
+walks the command's substitutions, applies assignments, sends the command to its handler
+and checks its redirects (`< .env` is a read, `> ~/.zshrc` a write). Handlers live in
+reflex.safety.nested (commands that run commands), reflex.safety.files (copies, deletes,
+archives, transfers), reflex.safety.readers (pattern-first readers, git, openssl); the
+rest get reflex.safety.argv's conservative `generic` reading, except NON_READERS, which
+never read their arguments (listings, metadata, hashes, echo). Also here: cd/pushd,
+variable builtins, and the secret-env-dump rule (a secret file sourced, then the
+environment or a variable printed in the same command line).
+"""
+
+from reflex.safety import nested as X
+from reflex.safety import files as F
+from reflex.safety import lex as L
+from reflex.safety import readers as R
+from reflex.safety.argv import MAX_HOPS, NON_READER_FILES, Stdin, dump, generic, non_reader_files
+from reflex.safety.paths import basename_kind
+from reflex.safety.words import FROM_OUTPUT, command_name, is_assignment
+
+SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
+                       "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
+                       "*", "1", "2", "3", "4", "5", "6", "7", "8", "9", "RANDOM", "LINENO",
+                       "SECONDS", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "NODE_ENV"})
+
+
+NON_READERS = frozenset("""
+ls ll la l dir vdir exa eza lsd tree stat file test [ [[ true false : which type whereis hash
+realpath readlink basename dirname du df wc md5sum sha1sum sha224sum sha256sum sha384sum
+sha512sum b2sum b3sum shasum cksum sum lsattr getfacl namei ssh-add ssh-keygen ssh-copy-id
+ssh-keyscan sshpass fuser lsof alias unalias sleep wait kill killall pkill jobs exit return
+shift break continue sync date pwd whoami id uname help man tput clear mktemp dirs ulimit
+umask shopt bind disown fg bg logout let getopts caller enable suspend times cal uptime
+hostname nproc free ps top htop pgrep pidof seq yes tty locale echo printf
+""".split())
+
+def run_simple(scan, words, redirs, ctx, prev):
+    if not words and not redirs:
+        return None
+    for w in words:
+        f = scan.subs(w, ctx)
+        if f:
+            return f
+    for r in redirs:
+        if r[3]:
+            f = scan.subs(r[3], ctx)
+            if f:
+                return f
+        for sub in r[7]:
+            f = scan.sub_tokens(sub[2], ctx)
+            if f:
+                return f
+    k = 0
+    while k < len(words) and is_assignment(words[k]):
+        k += 1
+    if k == len(words):
+        for w in words:
+            scan.assign(w, ctx)
+        return _redirects(scan, redirs, ctx)
+    name_arg = scan.arg(words[k], ctx)
+    args = [scan.arg(w, ctx) for w in words[k + 1:]]
+    stdin = Stdin(redirs, prev)
+    if k:
+        # `X=.env bash -c 'cat $X'`: prefix assignments reach the command's environment
+        # (its own arguments were expanded before them, as in bash).
+        ctx = ctx.copy()
+        for w in words[:k]:
+            scan.assign(w, ctx)
+    if name_arg.static == "exec" and not args and any(r[1] in (">", ">>", ">|", "&>", "&>>") for r in redirs):
+        scan.stdout_moved = True    # `exec >file`: later output goes to the file
+    f = _secret_as_command(scan, name_arg, ctx)
+    if f:
+        return f
+    if name_arg.static is None:
+        f = generic(scan, "command", args, ctx)
+    else:
+        name = command_name(name_arg.static)
+        if scan.loaded and name in ("echo", "printf", "print") and _expands_secret_var(words[k + 1:]):
+            return dump(scan, name)
+        f = handle(scan, name, args, ctx, stdin, 0)
+    return f or _redirects(scan, redirs, ctx)
+
+
+def _secret_as_command(scan, name_arg, ctx):
+    """A secret file named where a command goes. Nobody runs .env; but the walker lexes a
+    glob group as a subshell, so `cat @(.env)` (bash extglob), `cat (.env|x)` (zsh) and
+    `cat *(.env)` (ksh) arrive here with the file in command position."""
+    s = name_arg.static
+    if s is not None:
+        base = s.rsplit("/", 1)[-1]
+        if not base or "=" in s or not ("." in base or "_" in base or base[-1] in "~#") or \
+                not basename_kind(base):
+            return None
+    elif name_arg.from_output() or not any(k == "glob" for v in name_arg.variants for k, _ in v):
+        return None
+    return scan.read(name_arg, "glob group", ctx, split=False)
+
+
+def _expands_secret_var(words):
+    for parts in words:
+        for kind, text, _ in parts:
+            if kind == L.SUB or (kind == L.DYN and text not in SAFE_VARS):
+                return True
+    return False
+
+
+def _redirects(scan, redirs, ctx):
+    for r in redirs:
+        op, target = r[1], r[3]
+        if target is None or op in ("<<", "<<-", "<<<"):
+            continue
+        a = scan.arg(target, ctx)
+        if op in ("<&", ">&") and (a.static is not None and (a.static.isdigit() or a.static in ("-", ""))):
+            continue
+        if op in ("<", "<>", "<&"):
+            f = scan.read(a, "<", ctx, split=False)
+            if f:
+                return f
+        if op != "<" and op != "<&":
+            f = scan.write(a, op, ctx)
+            if f:
+                return f
+    return None
+
+
+def handle(scan, name, args, ctx, stdin, hops):
+    if hops > MAX_HOPS:
+        return None
+    if len(scan.names) < 64:
+        scan.names.add(name if name != "git" or not args else "git " + (args[0].static or "?"))
+    h = HANDLERS.get(name)
+    if h is not None:
+        return h(scan, name, args, ctx, stdin, hops)
+    if name in X.WRAPPERS:
+        return X.wrapper(scan, name, args, ctx, stdin, hops)
+    if name in NON_READERS:
+        return non_reader_files(scan, name, args, ctx) if name in NON_READER_FILES else None
+    return generic(scan, name, args, ctx)
+
+
+def h_cd(scan, name, args, ctx, stdin, hops):
+    if name == "popd":
+        ctx.cwd = None
+        return
+    ops = [a for a in args if a.static is None or not a.static.startswith("-") or a.static == "-"]
+    if not ops:
+        ctx.cwd = scan.home or ctx.cwd
+        return
+    s = ops[0].static
+    if s is None or s == "-":
+        ctx.cwd = None
+    else:
+        p = scan.resolve(s, ctx)
+        ctx.cwd = p if p.startswith("/") else None
+    return
+
+
+def h_declare(scan, name, args, ctx, stdin, hops):
+    dump = True
+    for a in args:
+        s = a.static
+        if s is None:
+            dump = False
+            continue
+        if s.startswith(("-", "+")):
+            if name in ("declare", "typeset", "local", "readonly") and "p" not in s and "x" not in s:
+                dump = False
+            continue
+        dump = False
+        var, eq, val = s.partition("=")
+        if eq and var.isidentifier():
+            ctx.vars[var] = [(("lit", val),)]
+            scan.env_option(var, val)
+    if dump and scan.loaded and name != "local":
+        return dump(scan, name)
+    return None
+
+
+def h_dumpers(scan, name, args, ctx, stdin, hops):
+    statics = [a.static or "" for a in args]
+    if name == "set" and "-o" in statics:
+        h_shopt(scan, "setopt", args, ctx, stdin, hops)
+    if not scan.loaded:
+        return None
+    if name == "printenv" or (name == "set" and not statics):
+        return dump(scan, name)
+    if name == "compgen" and any(s in ("-v", "-e", "-A") for s in statics):
+        return dump(scan, name)
+    return None
+
+
+def h_shopt(scan, name, args, ctx, stdin, hops):
+    """`shopt -s dotglob`, zsh `setopt globdots` / `set -o globdots`: remembered for globs."""
+    statics = [a.static or "" for a in args]
+    if name == "shopt" and "-s" not in statics:
+        return None
+    for s in statics:
+        if s and s[0] not in "-+":
+            scan.shell_option(s)
+    return None
+
+
+def h_read(scan, name, args, ctx, stdin, hops):
+    for a in args:
+        if a.static and a.static.isidentifier():
+            ctx.vars[a.static] = [(FROM_OUTPUT,)]     # `find . | while read f; do cat "$f"`
+
+
+def h_unset(scan, name, args, ctx, stdin, hops):
+    for a in args:
+        if a.static:
+            ctx.vars.pop(a.static, None)
+
+
+HANDLERS = {
+    "env": X.h_env,
+    "eval": X.h_eval, "source": X.h_source, ".": X.h_source, "trap": X.h_trap, "alias": X.h_alias,
+    "virtualenv": X.h_virtualenv,
+    "deno": X.h_deno,
+    "ctx": X.h_ctx,
+    "grep": R.h_grep, "egrep": R.h_grep, "fgrep": R.h_grep, "zgrep": R.h_grep, "zegrep": R.h_grep,
+    "zfgrep": R.h_grep, "rgrep": R.h_grep, "bzgrep": R.h_grep, "xzgrep": R.h_grep, "rg": R.h_grep,
+    "ag": R.h_grep, "ack": R.h_grep, "pt": R.h_grep, "sift": R.h_grep,
+    "sed": R.h_sed, "gsed": R.h_sed,
+    "awk": R.h_awk, "gawk": R.h_awk, "mawk": R.h_awk, "nawk": R.h_awk,
+    "jq": R.h_jq, "yq": R.h_jq, "gojq": R.h_jq, "jaq": R.h_jq,
+    "cp": F.h_cp, "mv": F.h_cp, "ln": F.h_cp, "gcp": F.h_cp, "gmv": F.h_cp, "install": F.h_install,
+    "rsync": F.h_transfer, "scp": F.h_transfer,
+    "tee": F.h_tee,
+    "rm": F.h_rm, "unlink": F.h_rm, "rmdir": F.h_rm, "shred": F.h_rm, "srm": F.h_rm, "trash": F.h_rm,
+    "trash-put": F.h_rm,
+    "touch": F.h_writes, "mkdir": F.h_writes, "truncate": F.h_writes, "mkfifo": F.h_writes,
+    "mknod": F.h_writes, "setfacl": F.h_writes,
+    "chmod": F.h_chmod, "chown": F.h_chmod, "chgrp": F.h_chmod, "chattr": F.h_chmod,
+    "dd": F.h_dd, "find": X.h_find, "xargs": X.h_xargs,
+    "curl": F.h_curl, "wget": F.h_wget, "ssh": X.h_ssh,
+    "tar": F.h_tar, "gtar": F.h_tar, "bsdtar": F.h_tar, "zip": F.h_zip, "unzip": F.h_unzip,
+    "7z": F.h_7z, "7za": F.h_7z, "7zr": F.h_7z,
+    "git": R.h_git, "openssl": R.h_openssl,
+    "cd": h_cd, "pushd": h_cd, "popd": h_cd,
+    "export": h_declare, "declare": h_declare, "typeset": h_declare, "local": h_declare,
+    "readonly": h_declare,
+    "printenv": h_dumpers, "set": h_dumpers, "compgen": h_dumpers,
+    "shopt": h_shopt, "setopt": h_shopt,
+    "read": h_read, "mapfile": h_read, "readarray": h_read, "unset": h_unset,
+}
+for _name in ("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "tcsh", "csh"):
+    HANDLERS[_name] = X.h_shell
+for _name in X.INTERPRETERS:
+    HANDLERS[_name] = X.h_interp
