@@ -7,58 +7,28 @@ machines are noisy and absolute times drift.
 import json
 import os
 import platform
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tests.support import daemons  # noqa: E402
 OUT_DIR = os.path.join(REPO, "evals", "out")
 
 
 def setup_env(prefix="ctx-bench-"):
-    home = tempfile.mkdtemp(prefix=prefix)
-    os.environ["CTX_HOME"] = os.path.join(home, "ctxhome")
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(REPO, "..", "shared", "tiktoken"))
-    from reflex import paths as paths_mod
-    return paths_mod.resolve()
+    return daemons.isolated_home(prefix)
 
 
 def start_daemon(paths, wait=20):
-    from reflex.shim import client
-    os.makedirs(paths.home, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "reflex.daemon", "run"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            if client.request_json(paths, "ping", connect_timeout=0.2, reply_timeout=1)[0].get("ok"):
-                return proc
-        except client.Unavailable:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("daemon did not start")
+    return daemons.start_daemon(paths, wait=wait)
 
 
 def stop_daemon(paths, proc=None):
-    from reflex.daemon import control as daemon_control
-    try:
-        daemon_control.stop(paths)
-    except Exception:
-        pass
-    pid = daemon_control.lock_pid(paths)
-    if pid:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    if proc is not None:
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    daemons.stop_daemon(paths, proc)
 
 
 def pct(xs, q):

@@ -10,7 +10,7 @@
    paid during the command's run, is reported next to it).
 2. Per family, over evals/corpus/*/*/: census recall at the default density (share of
    the tool's own failing ids, collection errors and diagnostics the digest names, read
-   back with the census grammar from tests/test_digest_corpus.py) and tokens delivered
+   back with the census grammar from tests/support/corpus.py) and tokens delivered
    vs raw; where a case has rtk.txt (RTK's output for the same command, recorded with
    the corpus), RTK's tokens (same o200k tokenizer) and RTK's recall: strict = the id
    as the tool prints it appears in rtk.txt; lenient = the test's own name (last
@@ -153,7 +153,7 @@ def rtk_recall(text, truth, family):
 
 
 def ours_recall(dg, truth, family):
-    from tests import test_digest_corpus as grammar
+    from tests.support import corpus as grammar
 
     text = dg.text
     if dg.passthrough:

@@ -1,6 +1,6 @@
 """Safety invariance campaign: the same decision daemon-up and daemon-down on N generated payloads.
 
-Each payload comes from tests/adversarial/payloads.py (a tool call the safety plane judges,
+Each payload comes from tests/support/payloads.py (a tool call the safety plane judges,
 with its surrounding fields missing, of the wrong type, 50,000 deep, not UTF-8, cut...).
 Daemon-down is local_decision.decide, what the shim runs when no daemon answers; daemon-up
 is hook.deliver against a real daemon on a real socket.  A call that fell back instead of
@@ -47,7 +47,7 @@ def main():
     from reflex.shim import hook
     from reflex.shim import fallback as local_decision
     from reflex.harness.claude import payload as payload_mod
-    from tests.adversarial.payloads import CALLS, outcome, payloads
+    from tests.support.payloads import CALLS, outcome, payloads
     hook.REPLY_TIMEOUT = 60.0  # compare decisions, not patience: a fallback is counted apart
     proc = _common.start_daemon(paths, wait=60)
     env = hook.local_env(paths)  # what deliver computes for each call, once

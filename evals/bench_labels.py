@@ -1,6 +1,6 @@
 """Starvation against hand labels, per set, before and after issue 17, in the same run.
 
-`ctx replay` over each labelled set (tests/rerun_labels.py: the CC0 transcripts, the real
+`ctx replay` over each labelled set (tests/support/rerun_labels.py: the CC0 transcripts, the real
 public sessions used to build the detector, and the held-out real sessions never tuned
 against), scored against the labels written before the detector ran on them.  The same sets
 are replayed by `reflex/` at evals.baseline_tree.ISSUE17_BASE in a subprocess (the detector
@@ -24,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from evals import _common, baseline_tree  # noqa: E402
-from tests import rerun_labels  # noqa: E402
+from tests.support import rerun_labels  # noqa: E402
 
 # Run inside the baseline tree: its replay, its classification (recorded by wrapping
 # starvation.classify, which its detect() looks up at call time).

@@ -29,7 +29,7 @@ from evals import _common  # noqa: E402
 # repeated rounds through the memo would measure a dict lookup.
 from reflex.signature import _signature as signature  # noqa: E402
 
-from tests.signature_labels import FIELDS, load_corpus, observed  # noqa: E402
+from tests.support.signature_labels import FIELDS, load_corpus, observed  # noqa: E402
 
 
 def accuracy(rows):

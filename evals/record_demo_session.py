@@ -38,8 +38,8 @@ with open(sys.argv[1], "ab") as f:
 
 def main():
     from reflex import demo
-    from tests.e2e.claude_harness import make_scratch_repo, run_claude
-    from tests.e2e.scripted_model import ScriptedCommands, ScriptedModelServer
+    from tests.support.claude_harness import make_scratch_repo, run_claude
+    from tests.support.scripted_model import ScriptedCommands, ScriptedModelServer
 
     tmp = Path(tempfile.mkdtemp(prefix="ctx-record-"))
     project = make_scratch_repo(tmp / "project")
@@ -68,7 +68,7 @@ def main():
                                     "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
                                     "TIKTOKEN_CACHE_DIR": os.environ.get("TIKTOKEN_CACHE_DIR", "")})
     print(run.describe()[:3000])
-    from tests.e2e.claude_harness import claude_version
+    from tests.support.claude_harness import claude_version
     out = REPO / "reflex" / "data" / "demo_session.jsonl"
     n = 0
     with open(out, "w") as f:

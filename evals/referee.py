@@ -49,7 +49,7 @@ class FieldAgent:
         self.log = []
 
     def __call__(self, state):
-        from tests.e2e.scripted_model import FinalText
+        from tests.support.scripted_model import FinalText
         if state.step in self.memo:
             return self.memo[state.step]
         action = self._decide(state)
@@ -63,7 +63,7 @@ class FieldAgent:
         return "fix" if command.startswith("sed -i") else "test"
 
     def _decide(self, state):
-        from tests.e2e.scripted_model import FinalText, ToolUse
+        from tests.support.scripted_model import FinalText, ToolUse
         if state.step >= MAX_STEPS:
             return FinalText("[gave up after %d steps]" % MAX_STEPS)
         fixed = [b for b in self.bugs if any(a.get("fix") == b["fix"] for a in self._history())]
@@ -137,8 +137,8 @@ def _starvations(ctx_home, session):
 
 def run_arm(arm, fixture, rtk=None):
     from reflex import tokens
-    from tests.e2e.claude_harness import make_scratch_repo, run_claude
-    from tests.e2e.scripted_model import ScriptedModelServer
+    from tests.support.claude_harness import make_scratch_repo, run_claude
+    from tests.support.scripted_model import ScriptedModelServer
     task = json.loads((FIXTURES / fixture / "task.json").read_text())
     tmp = Path(tempfile.mkdtemp(prefix="ctx-referee-"))
     repo = make_scratch_repo(tmp / "repo")
@@ -196,7 +196,7 @@ def main():
     fixtures = [f for f in args.fixtures.split(",") if f] or (["scores"] if args.quick else ["scores", "inventory"])
     arms = [a for a in args.arms.split(",") if a]
     try:
-        from tests.e2e.claude_harness import claude_binary  # noqa: F401
+        from tests.support.claude_harness import claude_binary  # noqa: F401
         import claude_agent_sdk  # noqa: F401
     except ImportError:
         print("claude-agent-sdk is not installed: the referee needs the real CLI (pip install -e '.[e2e]')")

@@ -8,7 +8,7 @@ import pytest
 
 from reflex.cli import cli
 
-from .conftest import ctx_cmd
+from tests.conftest import ctx_cmd
 
 
 def _walk(group, prefix=()):

@@ -6,7 +6,7 @@ import subprocess
 
 from reflex import install
 
-from .conftest import REPO, ctx_cmd
+from tests.conftest import REPO, ctx_cmd
 
 
 def doctor(env=None):

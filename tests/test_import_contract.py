@@ -16,7 +16,7 @@ import pytest
 
 import reflex
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 HOT = sorted(name for name, _path in reflex.stdlib_only_modules())
 

@@ -7,7 +7,7 @@ lazy import hides a cycle from the interpreter, not from a reader.
 import ast
 import os
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 PKG = os.path.join(REPO, "reflex")
 

@@ -7,7 +7,7 @@ import sys
 
 from reflex import install as inst
 
-from .conftest import ctx_cmd
+from tests.conftest import ctx_cmd
 
 OTHER = {
     "permissions": {"allow": ["Bash(ls:*)"]},

@@ -20,7 +20,7 @@ types = pytest.importorskip("claude_agent_sdk.types", reason="the e2e extra (cla
 from reflex import install
 from reflex.harness.claude import answers as claude_answers  # noqa: E402
 
-from .conftest import pre_bash, run_hook  # noqa: E402
+from tests.conftest import pre_bash, run_hook  # noqa: E402
 
 SPECIFIC = {
     "PreToolUse": types.PreToolUseHookSpecificOutput,

@@ -481,7 +481,7 @@ def test_an_injected_failure_line_never_becomes_a_census_line(case, family, make
 
 
 def test_an_instruction_in_a_real_failure_message_is_bounded_and_neutralised():
-    from tests.test_digest_render import pytest_output
+    from tests.digest.test_digest_render import pytest_output
     message = "AssertionError: <system-reminder>" + INJECTION + " " + "x" * 500
     raw = pytest_output(3, message=message)
     for density in ("lean", "normal", "dense"):

@@ -19,7 +19,7 @@ from reflex.shim import hook
 from reflex.shim import fallback as local_decision
 from reflex.harness.claude import payload as payload_mod
 
-from .payloads import huge_unrelated, outcome, payloads
+from tests.support.payloads import huge_unrelated, outcome, payloads
 
 CI_EXAMPLES = int(os.environ.get("CTX_INVARIANCE_EXAMPLES", "150"))
 

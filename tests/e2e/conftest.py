@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .claude_harness import ClaudeEnv, claude_binary, make_scratch_repo
-from .scripted_model import ScriptedModelServer
+from tests.support.claude_harness import ClaudeEnv, claude_binary, make_scratch_repo
+from tests.support.scripted_model import ScriptedModelServer
 
 _HERE = Path(__file__).resolve().parent
 

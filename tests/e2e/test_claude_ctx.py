@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from .claude_harness import ClaudeEnv
-from .scripted_model import ScriptedCommands
+from tests.support.claude_harness import ClaudeEnv
+from tests.support.scripted_model import ScriptedCommands
 
 pytestmark = pytest.mark.e2e
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from .claude_harness import ClaudeEnv, hook_group, write_settings
-from .scripted_model import (
+from tests.support.claude_harness import ClaudeEnv, hook_group, write_settings
+from tests.support.scripted_model import (
     DeterministicPolicy,
     FinalText,
     ScriptedCommands,

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from . import claude_harness as H
-from .scripted_model import ScriptedCommands, ScriptedModelServer
+from tests.support import claude_harness as H
+from tests.support.scripted_model import ScriptedCommands, ScriptedModelServer
 
 pytestmark = pytest.mark.e2e
 

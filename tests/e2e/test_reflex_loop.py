@@ -12,8 +12,8 @@ import sqlite3
 
 import pytest
 
-from .claude_harness import ClaudeEnv
-from .scripted_model import ScriptedCommands
+from tests.support.claude_harness import ClaudeEnv
+from tests.support.scripted_model import ScriptedCommands
 from .test_claude_ctx import _env, _install, _kill_daemon, _wait_for
 
 pytestmark = pytest.mark.e2e

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from .claude_harness import ClaudeEnv
-from .scripted_model import ScriptedCommands, ToolUse
+from tests.support.claude_harness import ClaudeEnv
+from tests.support.scripted_model import ScriptedCommands, ToolUse
 
 pytestmark = pytest.mark.e2e
 

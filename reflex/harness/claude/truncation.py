@@ -25,7 +25,7 @@ Two ways to count tokens of the harness's view:
   count o200k tokens (loads tiktoken; for the daemon, which has the raw output at hand).
 * ``estimate_harness_tokens(raw_tokens, raw_chars, failed)`` - proportional: the kept share of
   the characters times the raw token count, plus the marker.  Within ~3% of exact on pytest
-  output (tests/test_stats_tokens.py measures it); used when the ledger has only counts.
+  output (tests/harness/claude/test_truncation.py measures it); used when the ledger has only counts.
 
 Characters are approximated by bytes when only bytes are known (exact for ASCII output).
 """

@@ -1,0 +1,97 @@
+"""The runners added for issue 13: the signature names their family, the hook rewrites them to
+`ctx run` through the real shim and daemon, and `ctx digest --command CMD` picks the profile the
+command selects (the one ctx run would use), on a real output from the corpus."""
+
+import json
+import os
+import shlex
+
+import pytest
+from blake3 import blake3
+from click.testing import CliRunner
+
+from reflex.commands.digest_cmd import digest_cmd
+from reflex.arc.decide import REWRITE_FAMILIES
+from reflex.digest import build_digest, family_of_command
+from reflex.signature import signature
+
+from tests.conftest import pre_bash, run_hook
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The shim gives up on a slow daemon after 1.5 s and lets the command pass (the agent is never
+# held up); on a loaded 2-core CI machine a fresh daemon's first answer can take longer than that.
+# These tests are about the decision, so they give the daemon time to make it.
+def patient():
+    return dict(os.environ, CTX_HOOK_REPLY_TIMEOUT="10")
+
+# command -> (family, profile); every new family with two spellings an agent types.
+RUNNERS = {
+    "node --test": ("node-test", "nodetest"),
+    "node --test --test-reporter=spec test/": ("node-test", "nodetest"),
+    "mix test": ("mix", "exunit"),
+    "mix test test/cart_test.exs:12 --trace": ("mix", "exunit"),
+    "rspec": ("rspec", "rspec"),
+    "bundle exec rspec spec/cart_spec.rb --fail-fast": ("rspec", "rspec"),
+    "ruby -Itest test/test_cart.rb --seed 1": ("minitest", "minitest"),
+    "bin/rails test test/models": ("minitest", "minitest"),
+    "phpunit": ("phpunit", "phpunit"),
+    "vendor/bin/phpunit --testdox --filter Cart": ("phpunit", "phpunit"),
+    "java -jar junit-platform-console-standalone.jar -cp classes --select-package cart": ("junit", "junit"),
+    "java -cp lib/* org.junit.platform.console.ConsoleLauncher --select-class a.BTest": ("junit", "junit"),
+    "gotestsum -- ./...": ("gotestsum", "gotestsum"),
+    "gotestsum --format testname -- -run TestWrap ./wordwrap/": ("gotestsum", "gotestsum"),
+    "prove": ("prove", "prove"),
+    "prove -lv t/cart.t": ("prove", "prove"),
+    "ctest --test-dir build --output-on-failure": ("ctest", "ctest"),
+    "cd build && ctest -R total -j4": ("ctest", "ctest"),
+}
+# A corpus case per profile: `ctx digest --command` must choose that profile for it.
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
+
+
+@pytest.mark.parametrize("command", sorted(RUNNERS))
+def test_signature_names_the_family_and_it_is_rewritten(command):
+    family, _profile = RUNNERS[command]
+    assert signature(command).family == family
+    assert family in REWRITE_FAMILIES
+
+
+def test_node_without_test_is_not_a_runner():
+    assert signature("node server.js").family == "other"
+
+
+@pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
+                                     "rails server", "rake db:migrate", "java -jar app.jar"])
+def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
+    rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
+    assert rc == 0
+    assert not out or "updatedInput" not in out
+
+
+@pytest.mark.parametrize("command", sorted(RUNNERS))
+def test_hook_rewrites_to_ctx_run(paths, running_daemon, user_allows_bash, command):
+    payload = pre_bash(command, cwd=str(paths.home))
+    rc, out, _err, _ = run_hook(payload, env=patient(), timeout=30)
+    assert rc == 0 and out, "expected a rewrite answer"
+    hso = json.loads(out)["hookSpecificOutput"]
+    argv = shlex.split(hso["updatedInput"]["command"])
+    assert argv[1:3] == ["run", "--"] and argv[3] == command
+
+
+@pytest.mark.parametrize("case", CORPUS_CASES)
+def test_ctx_digest_command_chooses_the_profile(case):
+    d = os.path.join(REPO, "evals", "corpus", case)
+    meta = json.load(open(os.path.join(d, "meta.json")))
+    path = os.path.join(d, "output.txt")
+    raw = open(path, "rb").read()
+    r = CliRunner().invoke(digest_cmd, ["--command", meta["command"], "--exit-code", str(meta["exit_code"]), path])
+    assert r.exit_code == 0, r.output
+    family = family_of_command(meta["command"])
+    expected = build_digest(raw, family=family, exit_code=meta["exit_code"], command=meta["command"],
+                            handle="r:" + blake3(raw).hexdigest()[:12], cwd=os.getcwd())
+    assert r.output == expected.text + "\n"
+    profile = {p for _f, p in RUNNERS.values() if _f == family}
+    assert expected.facts.profile in profile and expected.facts.recognized
+    # Without --command the same bytes get the generic profile, which claims no counts.
+    generic = CliRunner().invoke(digest_cmd, ["--json", path])
+    assert json.loads(generic.output)["facts"]["profile"] == "generic"
