@@ -119,3 +119,27 @@ def test_packages_import_only_what_they_may():
             if _within(mod, pkg):
                 bad += ["%s -> %s" % (mod, t) for t in sorted(targets) if any(_within(t, f) for f in forbidden)]
     assert bad == []
+
+
+def _imported_names(path):
+    names = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module} | {node.module + "." + a.name for a in node.names}
+    return names
+
+
+def _py_files(top):
+    for d, dirs, files in os.walk(os.path.join(REPO, top)):
+        dirs[:] = [x for x in dirs if x not in ("__pycache__", "fixtures", "corpus", "out")]
+        yield from (os.path.join(d, f) for f in files if f.endswith(".py"))
+
+
+def test_tests_and_evals_share_only_tests_support():
+    # Tests never import evals; evals import only tests.support (what both sides share).
+    bad = [(p, n) for p in _py_files("tests") for n in _imported_names(p) if n == "evals" or n.startswith("evals.")]
+    bad += [(p, n) for p in _py_files("evals") for n in _imported_names(p)
+            if (n == "tests" or n.startswith("tests.")) and not (n == "tests.support" or n.startswith("tests.support."))]
+    assert bad == []

@@ -473,4 +473,4 @@ def test_agent_facing_modules_stay_stdlib():
     p = subprocess.run([sys.executable, "-S", "-c", "import sys; sys.path.insert(0, %r)\n" % REPO + code],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "", p.stderr
-    assert glob.glob(os.path.join(REPO, "reflex", "secret_values.py"))
+    assert glob.glob(os.path.join(REPO, "reflex", "safety", "secrets.py"))

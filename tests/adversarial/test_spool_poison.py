@@ -25,6 +25,9 @@ def _frame(fields, body=b""):
     hdr = {"v": protocol.PROTOCOL, "op": "hook", "harness": "claude", "ts": time.time(), "trunc": False,
            "spooled": True, "local": "none", "len": len(body)}
     hdr.update(fields)
+    if hdr["op"] != "hook":  # the fields a hook frame has and other ops do not
+        for name in ("harness", "trunc", "local"):
+            hdr.pop(name)
     return json.dumps(hdr).encode() + b"\n" + body
 
 
@@ -76,8 +79,11 @@ POISONS = {
     "empty file": (_raw(b""), "unreadable header"),
     "unknown op": (_raw(_frame({"op": "nope", "uid": "unkn0000aa"})), "unknown_op"),
     "hook frame without a uid": (_raw(_frame({}, b"{}")), "uid"),
+    # Refused by the protocol's schema at dispatch, before any handler reads it.
     "timestamp that is an object": (_raw(_frame({"uid": "tsob0000aa", "ts": {"a": 1}},
-                                                json.dumps(pre_bash("ls")).encode())), "internal"),
+                                                json.dumps(pre_bash("ls")).encode())), "'ts' of op 'hook' must be a number"),
+    "a misspelled field": (_raw(_frame({"uid": "typo0000aa", "harnes": "claude"},
+                                       json.dumps(pre_bash("ls")).encode())), "op 'hook' has no field 'harnes'"),
     "run.finish for a capture outside captures": (
         _raw(_frame({"op": "run.finish", "uid": "runx0000aa", "capture": "/etc/passwd"})), "forbidden"),
     "run.finish for a capture that is gone": (
