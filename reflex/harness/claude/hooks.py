@@ -20,6 +20,7 @@ from reflex.harness.claude import permissions
 from reflex.harness.claude import proc as harness_proc
 from reflex.harness.claude.models import ClaudeHookInput
 from reflex.arc.intents import declare
+from reflex.digest.redact import redact
 
 _EXIT_RE = re.compile(r"^\s*Exit code (-?\d+)")
 _DATA_ERROR_CHARS = 2000
@@ -197,7 +198,9 @@ class ClaudeHandler:
         m = _EXIT_RE.match(err)
         ev["exit_code"] = int(m.group(1)) if m else None
         ev["output_bytes"] = len(err.encode("utf-8", "surrogatepass"))
-        fields.update(error=err[:_DATA_ERROR_CHARS], is_interrupt=hook.is_interrupt,
+        # The ledger keeps the failure's head for replay and stats, with the secret shapes a
+        # digest would redact redacted here too: the ledger is exported and shared.
+        fields.update(error=redact(err[:_DATA_ERROR_CHARS]), is_interrupt=hook.is_interrupt,
                       duration_ms=hook.duration_ms)
         self._post_common(hook, ev)
         # The failure text is "Exit code N" and then the output.

@@ -97,3 +97,18 @@ def test_rewrite_not_applied_is_detected(paths, running_daemon, user_allows_bash
               "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
     rows = ledger_rows(paths, "SELECT * FROM events WHERE session_id=? ORDER BY seq", (sess,))
     assert rows[1]["rewrite_applied"] == 0
+
+
+def test_a_failing_commands_output_reaches_the_ledger_redacted(paths, running_daemon):
+    # The ledger keeps the head of a failure's text (stats, replay) and is exported and shared:
+    # a key the command printed is redacted there as in a digest.
+    key = "AKIA" + "Q3EGPOWZ7XKJ4LMN"
+    fail = {"session_id": "s-leak", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_use_id": "tu-leak", "tool_input": {"command": "./deploy.sh"},
+            "error": "Exit code 1\nusing AWS_ACCESS_KEY_ID=%s\ndeploy failed" % key, "is_interrupt": False}
+    rc, _, _, _ = run_hook(fail)
+    assert rc == 0
+    rows = ledger_rows(paths, "SELECT data FROM events WHERE session_id='s-leak'")
+    assert len(rows) == 1
+    error = json.loads(rows[0]["data"])["error"]
+    assert key not in error and "deploy failed" in error and "REDACTED" in error
