@@ -352,7 +352,7 @@ def test_stdlib_only_and_no_heavy_imports():
     foreign = [m for m in loaded if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "reflex"]
     assert foreign == []
     ours = {m for m in loaded if m.startswith("reflex")}
-    assert ours <= {"reflex", "reflex.safety.plane", "reflex.safety.lex", "reflex.safety.paths", "reflex.safety.shell",
+    assert ours <= {"reflex", "reflex.errors", "reflex.safety", "reflex.safety.model", "reflex.safety.plane", "reflex.safety.lex", "reflex.safety.paths", "reflex.safety.shell",
                     "reflex.safety.argv", "reflex.safety.cmds", "reflex.safety.nested", "reflex.safety.files",
                     "reflex.safety.readers", "reflex.safety.words", "reflex.safety.disk"}
     # dataclasses pulls in inspect (~6 ms); the safety plane keeps both off the hook's path.
