@@ -6,7 +6,8 @@ evals/report.md plus its JSON twin evals/report.json: machine, versions and
 date at the top; for each figure the value, the baseline measured in the same
 run, the ratio and the target.  Nothing in the report is typed by hand.
 
---quick (CI-sized, under 2 minutes) shrinks every benchmark; the full run
+--quick (CI-sized, under 2 minutes) shrinks every benchmark that has a small form and
+lists the others (real agent CLIs, peers, gigabyte outputs) as not run; the full run
 takes under 20 minutes on 2 cores.  Each benchmark's previous output is removed
 before it runs, every output and the report carry `code_tree` (evals/stamp.py),
 --only runs are marked partial and show nothing they did not measure, and any
@@ -27,15 +28,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
 
-# name: (script, quick args, full args, timeout seconds, the JSON it writes to evals/out/)
+# name: (script, quick args, full args, timeout seconds, the JSON it writes to evals/out/).
+# Quick args None: the benchmark has no CI-sized form (it drives real agent CLIs, installs peers
+# or writes gigabytes); --quick lists it as not run, and only a full run measures it.
 BENCHES = {
     "hook": ("bench_hook.py", ["--runs", "5"], ["--runs", "40"], 300, "bench_hook.json"),
     "throughput": ("bench_throughput.py", ["--clients", "2", "--events-per-client", "150"], ["--events-per-client", "2500"], 300,
                    "bench_throughput.json"),
     "durability": ("bench_durability.py", ["--events", "600", "--clients", "4", "--min-gap", "0.3", "--max-gap", "0.6"], [], 600,
                    "bench_durability.json"),
-    "run": ("bench_run.py", ["--runs", "3"], ["--runs", "30"], 300, "bench_run.json"),
-    "huge": ("bench_huge.py", ["--quick"], [], 900, "bench_huge.json"),
+    "run": ("bench_run.py", ["--runs", "3", "--quick"], ["--runs", "30"], 300, "bench_run.json"),
+    "huge": ("bench_huge.py", None, [], 900, "bench_huge.json"),
     "signature": ("bench_signature.py", ["--rounds", "1"], [], 300, "bench_signature.json"),
     "safety": ("bench_safety.py", ["--rounds", "2", "--imports", "2"], [], 300, "bench_safety.json"),
     "invariance": ("bench_invariance.py", ["--payloads", "300", "--pathological-rounds", "1"],
@@ -49,8 +52,8 @@ BENCHES = {
     "labels": ("bench_labels.py", [], [], 300, "bench_labels.json"),
     "stats": ("bench_stats.py", ["--sessions", "20", "--events", "200", "--repeat", "1"], [], 1200,
               "bench_stats.json"),
-    "peers": ("bench_peers.py", ["--quick"], [], 900, "bench_peers.json"),
-    "referee": ("referee.py", ["--quick", "--arms", "raw,ctx"], [], 1200, "referee.json"),
+    "peers": ("bench_peers.py", None, [], 900, "bench_peers.json"),
+    "referee": ("referee.py", None, [], 1200, "referee.json"),
     "search": ("bench_search.py", ["--quick", "--size-mb", "5"], [], 1800, "bench_search.json"),
     "ledger_guard": ("bench_ledger_guard.py", ["--events", "1000", "--rounds", "1"], [], 600, "bench_ledger_guard.json"),
 }
@@ -78,6 +81,8 @@ def run_bench(name, quick, code_tree):
     path = os.path.join(HERE, script)
     if not os.path.exists(path):
         return {"status": "missing", "detail": "%s does not exist" % script}
+    if quick and qargs is None:
+        return {"status": "not run (--quick)", "seconds": 0}
     # Last run's output must never pass for this run's: it goes before the benchmark starts.
     try:
         os.unlink(os.path.join(OUT, out_json))
@@ -115,6 +120,7 @@ def main():
         ap.error("unknown benchmark(s): %s" % ", ".join(unknown))
     os.makedirs(OUT, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    t_start = time.time()
     sys.path.insert(0, HERE)
     import stamp
     code_tree = stamp.code_tree()
@@ -124,16 +130,17 @@ def main():
         print("== %s (%d/%d)" % (name, i, len(names)), flush=True)
         runs[name] = run_bench(name, args.quick, code_tree)
         print("   %s (%ss)" % (runs[name]["status"], runs[name].get("seconds")), flush=True)
-        if runs[name]["status"] != "ok":
+        if runs[name]["status"] not in ("ok", "not run (--quick)"):
             print(runs[name].get("stderr_tail", "")[-800:], flush=True)
     if stamp.code_tree() != code_tree:
         print("reflex/ changed while the benchmarks ran: the report would mix two trees", file=sys.stderr)
         return 1
     from evals import report
     fresh = [BENCHES[n][4] for n, r in runs.items() if r["status"] == "ok"]
-    partial = bool(args.only)
+    partial = bool(args.only) or any(r["status"] == "not run (--quick)" for r in runs.values())
     doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full", "partial": partial,
-                              "ran": names, "code_tree": code_tree, "versions": versions(),
+                              "ran": [n for n in names if runs[n]["status"] != "not run (--quick)"],
+                              "seconds": round(time.time() - t_start, 1), "code_tree": code_tree, "versions": versions(),
                               "cpus": os.cpu_count()}, fresh_files=fresh)
     with open(os.path.join(HERE, "report.json"), "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
@@ -141,7 +148,7 @@ def main():
     with open(os.path.join(HERE, "report.md"), "w") as f:
         f.write(report.markdown(doc))
     print("wrote evals/report.md and evals/report.json%s" % (" (partial run)" if partial else ""))
-    failed = [n for n, r in runs.items() if r["status"] != "ok"]
+    failed = [n for n, r in runs.items() if r["status"] not in ("ok", "not run (--quick)")]
     unmet = [r["figure"] for r in doc["rows"] if r["ok"] is False]
     for n in failed:
         print("FAILED benchmark: %s (%s)" % (n, runs[n]["status"]), file=sys.stderr)

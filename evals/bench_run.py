@@ -7,7 +7,7 @@ median(ctx run) - median(bare); the issue's target compares it with python
 startup.  Also reports the daemon-side digest cost for a 100 KB and a 5 MB
 output (tokenizer warm, as in the daemon).
 
-Usage: python evals/bench_run.py [--runs N]
+Usage: python evals/bench_run.py [--runs N] [--quick]
 """
 
 import argparse
@@ -33,7 +33,9 @@ def t(argv, env, cwd=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--quick", action="store_true", help="1 MB instead of 5 MB for the digest latencies")
     args = ap.parse_args()
+    sizes = (("100KB", 100 * 1024), ("1MB" if args.quick else "5MB", (1 if args.quick else 5) * 1024 * 1024))
     paths = _common.setup_env()
     from reflex.shim import launcher
     fast = launcher.write_launcher(paths)
@@ -53,7 +55,7 @@ def main():
         for _ in range(args.runs):
             for k, argv in arms.items():
                 times[k].append(t(argv, env))
-        res_daemon = daemon_latency(paths, fast, env)
+        res_daemon = daemon_latency(paths, fast, env, sizes)
     finally:
         _common.stop_daemon(paths, proc)
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -64,7 +66,7 @@ def main():
            "overhead_vs_python3_c_pass": round(overhead / med["python3 -c pass"], 3),
            "overhead_vs_interp_c_pass": round(overhead / med["interp -c pass"], 3),
            "overhead_vs_interp_S_c_pass": round(overhead / med["interp -S -c pass"], 3)}
-    res["digest_latency"] = digest_latency()
+    res["digest_latency"] = digest_latency(sizes)
     res["daemon_latency"] = res_daemon
     for k, v in res["median_ms"].items():
         print("%-26s %8.2f ms" % (k, v))
@@ -90,18 +92,18 @@ for i in range(0, n, 2000):
 """
 
 
-def daemon_latency(paths, fast, env):
+def daemon_latency(paths, fast, env, sizes):
     """Daemon-side time from the command's exit to the digest (store + count tail + render),
     for commands that emit 100 KB and 5 MB over their run, as test runners do; read from
     the timing each run records in the ledger."""
     import json
     import sqlite3
     out = {}
-    for label, size in (("100KB", 100 * 1024), ("5MB", 5 * 1024 * 1024)):
+    for label, size in sizes:
         script = os.path.join(paths.home, "emit_%s.py" % label)
         with open(script, "w") as f:
             f.write(EMIT % size)
-        for _ in range(5):
+        for _ in range(3 if size > 1e6 else 5):
             subprocess.run([fast, "run", "--", "%s %s" % (sys.executable, script)], stdout=subprocess.DEVNULL,
                            env=env)
         conn = sqlite3.connect(paths.ledger)
@@ -120,7 +122,7 @@ def daemon_latency(paths, fast, env):
     return out
 
 
-def digest_latency():
+def digest_latency(sizes):
     """Median digest time in-process with a warm tokenizer, on real pytest-shaped output."""
     from reflex import tokens
     from reflex.digest import build_digest
@@ -129,7 +131,7 @@ def digest_latency():
     with open(corpus, "rb") as f:
         base = f.read()
     out = {}
-    for label, size in (("100KB", 100 * 1024), ("5MB", 5 * 1024 * 1024)):
+    for label, size in sizes:
         raw = (base * (size // len(base) + 1))[:size]
         raw = raw[:raw.rfind(b"\n") + 1]
         xs = []
