@@ -35,7 +35,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+
+# Annotation-only imports: this module is on the hot path (reflex.STDLIB_ONLY), where importing
+# typing or collections.abc would cost milliseconds per hook; mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 ALWAYS_IGNORED_NAMES = frozenset({".git", ".hg", ".svn"})
 

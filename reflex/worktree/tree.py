@@ -44,10 +44,15 @@ from __future__ import annotations
 import hashlib
 import os
 import stat as stat_mod
-from collections.abc import Callable, Iterable
 
 from reflex.worktree import ignore as ign
 from reflex.errors import CtxError
+
+# Annotation-only imports: this module is on the hot path (reflex.STDLIB_ONLY), where importing
+# typing or collections.abc would cost milliseconds per hook; mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 MOD = 1 << 256
 
