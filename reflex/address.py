@@ -261,7 +261,7 @@ def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None
     return (start, end)
 
 
-def lines_of_span(starts: list[int], span: tuple[int, int], total: int) -> tuple[int, int]:
+def lines_of_span(starts: list[int] | LineStarts, span: tuple[int, int], total: int) -> tuple[int, int]:
     """The 1-based inclusive line range covering byte span [start, end) of an output of `total` bytes."""
     start, end = span
     first = bisect_starts(starts, start)
