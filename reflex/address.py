@@ -261,7 +261,7 @@ def line_span(raw: bytes, first: int, last: int, starts: list[int] | None = None
     return (start, end)
 
 
-def lines_of_span(starts: list[int], span: tuple[int, int], total: int) -> tuple[int, int]:
+def lines_of_span(starts: list[int] | LineStarts, span: tuple[int, int], total: int) -> tuple[int, int]:
     """The 1-based inclusive line range covering byte span [start, end) of an output of `total` bytes."""
     start, end = span
     first = bisect_starts(starts, start)
@@ -279,7 +279,7 @@ def is_utf8_boundary(raw: bytes, i: int) -> bool:
     return (raw[i] & 0xC0) != 0x80
 
 
-def floor_utf8_boundary(raw: bytes, i: int) -> int:
+def floor_utf8_boundary(raw: bytes | bytearray, i: int) -> int:
     """The nearest boundary at or before i (at most 3 steps back on valid UTF-8)."""
     i = max(0, min(i, len(raw)))
     steps = 0
@@ -289,7 +289,7 @@ def floor_utf8_boundary(raw: bytes, i: int) -> int:
     return i
 
 
-def ceil_utf8_boundary(raw: bytes, i: int) -> int:
+def ceil_utf8_boundary(raw: bytes | bytearray, i: int) -> int:
     """The nearest boundary at or after i."""
     i = max(0, min(i, len(raw)))
     steps = 0

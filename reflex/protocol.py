@@ -28,8 +28,17 @@ not know, or of the wrong type, fails loudly on either side.
 stdlib-only.
 """
 
+from __future__ import annotations
+
 from reflex import __version__ as VERSION  # noqa: F401  (the package's one version, for ping/status)
 from reflex.errors import CtxError
+
+# Annotation-only imports: this module is on the hot path (reflex.STDLIB_ONLY), where importing
+# typing costs milliseconds per hook; mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 PROTOCOL = 1
 MAX_HEADER = 64 * 1024
@@ -38,13 +47,13 @@ MAX_BODY = 16 * 1024 * 1024
 ERRORS = ("protocol", "bad_request", "too_large", "forbidden", "unknown_op", "internal", "busy")
 
 
-def encode_header(fields):
+def encode_header(fields: Mapping[str, Any]) -> bytes:
     """Compact JSON for a flat dict of str/int/float/bool/None/list values."""
     import json
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
 
 
-def header_int(header, name, default=None):
+def header_int(header: bytes, name: str, default: int | None = None) -> int | None:
     """Read an integer field from a header this module encoded (no json import)."""
     key = b'"' + name.encode() + b'":'
     i = header.find(key)
@@ -61,11 +70,11 @@ def header_int(header, name, default=None):
         return default
 
 
-def header_true(header, name):
+def header_true(header: bytes, name: str) -> bool:
     return (b'"' + name.encode() + b'":true') in header
 
 
-def json_str(s):
+def json_str(s: str) -> str:
     """A JSON string literal for `s` without importing json (see module doc).
 
     Lone surrogates (argv decoded with surrogateescape) are written as \\uXXXX
@@ -91,11 +100,11 @@ def json_str(s):
 STR, INT, NUM, BOOL, STRS = "string", "integer", "number", "boolean", "list of strings"
 
 # Fields any request may carry: the frame, the request's identity and whether it was spooled.
-ENVELOPE = {"v": INT, "op": STR, "len": INT, "uid": STR, "ts": NUM, "spooled": BOOL}
+ENVELOPE: dict[str, str] = {"v": INT, "op": STR, "len": INT, "uid": STR, "ts": NUM, "spooled": BOOL}
 # The hook process's view of what safety decisions depend on (reflex.shim.fallback.hook_env).
-HOOK_ENV = {"pdir": STR, "home": STR, "tmpdir": STR, "pcwd": STR, "cfg": STR}
+HOOK_ENV: dict[str, str] = {"pdir": STR, "home": STR, "tmpdir": STR, "pcwd": STR, "cfg": STR}
 # Each op and the fields its request may carry besides the envelope.
-REQUESTS = {
+REQUESTS: dict[str, dict[str, str]] = {
     "ping": {},
     "status": {},
     "shutdown": {},
@@ -114,20 +123,20 @@ REQUESTS = {
     "get": {"address": STR, "b3": STR, "json": BOOL, "cwd": STR, "session": STR},
     "search": {"pattern": STR, "handle": STR, "json": BOOL, "cwd": STR, "session": STR},
 }
-REQUIRED = {"hook": ("uid", "harness"), "run.start": ("uid", "capture"), "run.finish": ("uid", "capture"),
+REQUIRED: dict[str, tuple[str, ...]] = {"hook": ("uid", "harness"), "run.start": ("uid", "capture"), "run.finish": ("uid", "capture"),
             "get": ("address",), "search": ("pattern",)}
 
 
 class BadRequest(CtxError, ValueError):
     """A request the schema rejects; `code` is one of ERRORS."""
 
-    def __init__(self, code, detail):
+    def __init__(self, code: str, detail: str) -> None:
         ValueError.__init__(self, detail)
         self.code = code
         self.detail = detail
 
 
-def _type_ok(kind, value):
+def _type_ok(kind: str, value: object) -> bool:
     if kind == STR:
         return isinstance(value, str)
     if kind == BOOL:
@@ -147,22 +156,22 @@ class Request:
 
     __slots__ = ("op", "fields")
 
-    def __init__(self, op, fields):
+    def __init__(self, op: str, fields: dict[str, Any]) -> None:
         self.op = op
         self.fields = fields
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: Any = None) -> Any:
         if name not in ENVELOPE and name not in REQUESTS[self.op]:
             raise KeyError("op %r has no field %r" % (self.op, name))
         value = self.fields.get(name)
         return default if value is None else value
 
-    def text(self, name):
+    def text(self, name: str) -> str | None:
         """A string field, or None when absent or empty."""
         return self.get(name) or None
 
 
-def parse_request(header):
+def parse_request(header: object) -> Request:
     """Validate a decoded request header once: -> Request, or raise BadRequest."""
     if not isinstance(header, dict):
         raise BadRequest("bad_request", "the header is not a JSON object")
@@ -170,7 +179,7 @@ def parse_request(header):
         raise BadRequest("protocol", "protocol %r, want %d" % (header.get("v"), PROTOCOL))
     op = header.get("op")
     schema = REQUESTS.get(op) if isinstance(op, str) else None
-    if schema is None:
+    if schema is None or not isinstance(op, str):  # (the second test only tells mypy what the first implies)
         raise BadRequest("unknown_op", "unknown op %r" % (op,))
     for name, value in header.items():
         kind = ENVELOPE.get(name) or schema.get(name)
@@ -184,7 +193,7 @@ def parse_request(header):
     return Request(op, header)
 
 
-def request_header(op, fields, body_len=0):
+def request_header(op: str, fields: Mapping[str, Any], body_len: int = 0) -> bytes:
     """One request header line (bytes), checked against the schema, without importing json.
 
     The clients' one encoder: `fields` is a flat dict of str, int, float, bool, None (left
@@ -206,7 +215,7 @@ def request_header(op, fields, body_len=0):
     return ("".join(parts) + "}\n").encode("utf-8", "surrogatepass")
 
 
-def _json_value(value):
+def _json_value(value: str | int | float | list[str]) -> str:
     if value is True:
         return "true"
     if value is False:
@@ -220,14 +229,14 @@ def _json_value(value):
     return "[" + ",".join(json_str(x) for x in value) + "]"
 
 
-def with_fields(header, extra):
+def with_fields(header: bytes, extra: Mapping[str, Any]) -> bytes:
     """`header` (bytes this module encoded) with `extra` fields appended, e.g. a spooled mark."""
     body = "".join(",%s:%s" % (json_str(k), _json_value(v)) for k, v in extra.items())
     return header[:-2] + body.encode() + b"}\n"
 
 
 # -- replies --------------------------------------------------------------------
-def split_reply(header, body):
+def split_reply(header: bytes | dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
     """A reply's body as (stdout bytes, stderr bytes): the first `out` bytes are for stdout.
 
     `header` is the reply's header, as bytes this module encoded or as a decoded dict."""

@@ -6,12 +6,19 @@ several of these, and the losers must exit in milliseconds, not after
 half a second of imports.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reflex.paths import Paths
 
 
-def _logger(paths):
+def _logger(paths: Paths) -> Callable[[str], None]:
     from reflex import paths as paths_mod
     dir_fd = paths_mod.open_private_subdir(os.path.dirname(paths.log))
     try:
@@ -21,12 +28,12 @@ def _logger(paths):
         os.close(dir_fd)
     f = os.fdopen(fd, "a", buffering=1, encoding="utf-8", errors="backslashreplace")
 
-    def log(msg):
+    def log(msg: str) -> None:
         f.write("%s ctxd[%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), msg))
     return log
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] != "run":
         sys.stderr.write("usage: python -m reflex.daemon run [--detached]\n")
@@ -85,7 +92,7 @@ def main(argv=None):
     return 0
 
 
-def _refuse_foreign_ledger(paths):
+def _refuse_foreign_ledger(paths: Paths) -> None:
     # sqlite follows links: a ledger planted while the home was open to others
     # would have us append every event to someone else's file.
     from reflex import paths as paths_mod

@@ -4,14 +4,25 @@ Handlers receive this object; it owns every expensive resource so that they
 are loaded once per daemon, not once per call.
 """
 
+from __future__ import annotations
+
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from reflex import blobs, config as config_mod
 from reflex.harness.claude import permissions
-from reflex.ledger.writer import LedgerWriter
+from reflex.ledger.writer import LedgerWriter, Written
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reflex.paths import Paths
+    from reflex.signature.model import Signature
+    from reflex.worktree.registry import WorktreeRegistry
 
 
 WORKTREE_SETTLE_S = 0.3
@@ -23,14 +34,14 @@ PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "package.j
                    "Makefile", "mix.exs", "pom.xml", "build.gradle", "Gemfile", "composer.json", ".hg")
 
 
-def _watchable(root, home):
+def _watchable(root: str, home: str) -> bool:
     if not root or root in ("/", home, "/tmp", "/var/tmp", os.environ.get("TMPDIR", "/tmp")):
         return False
     return any(os.path.exists(os.path.join(root, m)) for m in PROJECT_MARKERS)  # > the watcher's debounce (50 ms, at most 150 ms) plus delivery
 
 
 class DaemonContext:
-    def __init__(self, paths, *, log):
+    def __init__(self, paths: Paths, *, log: Callable[[str], None]) -> None:
         self.paths = paths
         self.log = log
         self.cfg = config_mod.load(paths.config)
@@ -39,24 +50,25 @@ class DaemonContext:
         self.blobs = blobs.BlobStore(paths.blobs)
         self.writer = LedgerWriter(paths.ledger, log=log)
         self._reader_local = threading.local()
-        self._settings_cache = {}
-        self._sig = None
-        self._wt = None
-        self._wt_pool = None
-        self._wt_ready = set()
-        self._wt_starting = set()
-        self._watchable_cache = {}
+        # path -> (when stat was last checked, stat stamp, parsed settings)
+        self._settings_cache: dict[str, tuple[float, tuple[int, int, int] | None, dict[str, Any] | None]] = {}
+        self._sig: Callable[[str, str | None], Signature] | None = None
+        self._wt: WorktreeRegistry | None = None
+        self._wt_pool: ThreadPoolExecutor | None = None
+        self._wt_ready: set[str] = set()
+        self._wt_starting: set[str] = set()
+        self._watchable_cache: dict[str, tuple[float, bool]] = {}
         from reflex.daemon.reflexes import ReflexHub
         self.reflexes = ReflexHub(self)
-        self.fold_stats = {"events": 0, "seconds": 0.0}
+        self.fold_stats: dict[str, float] = {"events": 0, "seconds": 0.0}
         from reflex.daemon.follow import Followers
         self.followers = Followers(log)
 
-    def start(self):
+    def start(self) -> DaemonContext:
         self.writer.start()
         return self
 
-    def close(self):
+    def close(self) -> None:
         """Shutdown order: stop the watchers, then flush and close the ledger."""
         if self._wt_pool is not None:
             self._wt_pool.shutdown(wait=True)
@@ -65,23 +77,23 @@ class DaemonContext:
         self.writer.close()
 
     # -- reads ---------------------------------------------------------
-    def reader(self):
+    def reader(self) -> sqlite3.Connection:
         """A per-thread read connection (WAL readers never block the writer)."""
-        conn = getattr(self._reader_local, "conn", None)
+        conn: sqlite3.Connection | None = getattr(self._reader_local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.paths.ledger, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 5000")
             self._reader_local.conn = conn
         return conn
 
-    def recorded_rewrite(self, tool_use_id):
+    def recorded_rewrite(self, tool_use_id: str) -> tuple[str, str] | None:
         row = self.reader().execute(
             "SELECT command, decision_detail FROM events WHERE tool_use_id = ? AND decision = 'rewrite' "
             "ORDER BY id DESC LIMIT 1", (tool_use_id,)).fetchone()
         return (row[0], row[1]) if row else None
 
     # -- policy inputs -------------------------------------------------------
-    def read_settings(self, path):
+    def read_settings(self, path: str) -> dict[str, Any] | None:
         """A settings file's JSON object (or None), re-read only when its stat changes.
 
         The stat itself is rate-limited to once a second per file: Claude Code hot-reloads
@@ -90,11 +102,13 @@ class DaemonContext:
         cached = self._settings_cache.get(path)
         if cached and now - cached[0] < 1.0:
             return cached[2]
+        stamp: tuple[int, int, int] | None
         try:
             st = os.stat(path)
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             stamp = None
+        data: dict[str, Any] | None
         if cached and cached[1] == stamp:
             data = cached[2]
         else:
@@ -104,17 +118,20 @@ class DaemonContext:
         self._settings_cache[path] = (now, stamp, data)
         return data
 
-    def permission_context(self, *, project_dir, home, payload_mode, argv, config_dir):
-        return permissions.gather(project_dir=project_dir, home=home, payload_mode=payload_mode, argv=argv,
-                                  config_dir=config_dir, read=self.read_settings)
+    def permission_context(self, *, project_dir: str | None, home: str | None, payload_mode: str | None,
+                           argv: list[str] | None, config_dir: str | None) -> permissions.PermissionContext:
+        found: permissions.PermissionContext = permissions.gather(
+            project_dir=project_dir, home=home, payload_mode=payload_mode, argv=argv, config_dir=config_dir,
+            read=self.read_settings)
+        return found
 
-    def rewrite_mode(self):
+    def rewrite_mode(self) -> str:
         """auto | allow | off.  The old "ask" and "omit" answered headless sessions with a refusal of
         every rewritten command; they now mean auto (doctor says so)."""
         mode = self.cfg.get("rewrite_permission") or "auto"
         return mode if mode in ("auto", "allow", "off") else "auto"
 
-    def signature(self, command, cwd):
+    def signature(self, command: str, cwd: str | None) -> Signature | None:
         try:
             if self._sig is None:
                 from reflex.signature import signature
@@ -125,7 +142,8 @@ class DaemonContext:
             return None
 
     # -- reflex state and freshness (filled in by the reflex arc) -----------------
-    def density_for(self, session_id, sig, family, cwd=None):
+    def density_for(self, session_id: str | None, sig: Signature | None, family: str | None,
+                    cwd: str | None = None) -> tuple[str, str | None]:
         """(density, reason) for the next digest of this signature in this session."""
         try:
             return self.reflexes.density_for(session_id, sig, family, cwd)
@@ -133,7 +151,7 @@ class DaemonContext:
             self.log("density_for failed: %r" % (e,))
             return "normal", None
 
-    def worktree_hash(self, cwd, root=None):
+    def worktree_hash(self, cwd: str | None, root: str | None = None) -> str | None:
         """The project's worktree hash, or None while it is not (yet) reliably known.
 
         The first sight of a project root starts its scan in the background
@@ -161,7 +179,7 @@ class DaemonContext:
             return None
         return st.hash
 
-    def _watchable(self, root):
+    def _watchable(self, root: str) -> bool:
         # Cached: deciding costs a stat per project marker, and it is asked on every hook.
         now = time.monotonic()
         hit = self._watchable_cache.get(root)
@@ -171,26 +189,26 @@ class DaemonContext:
             hit = self._watchable_cache[root] = (now, _watchable(root, self.home_dir))
         return hit[1]
 
-    def _worktrees(self):
+    def _worktrees(self) -> WorktreeRegistry:
         if self._wt is None:
             from reflex.worktree.registry import WorktreeRegistry
             self._wt = WorktreeRegistry(log=self.log)
         return self._wt
 
-    def _wt_executor(self):
+    def _wt_executor(self) -> ThreadPoolExecutor:
         if self._wt_pool is None:
             from concurrent.futures import ThreadPoolExecutor
             self._wt_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxd-worktree")
         return self._wt_pool
 
-    def _wt_start(self, root):
+    def _wt_start(self, root: str) -> None:
         try:
             self._worktrees().hash_for(root)
             self._wt_ready.add(root)
         except Exception as e:
             self.log("worktree scan of %s failed: %r" % (root, e))
 
-    def fold(self, ev, written):
+    def fold(self, ev: dict[str, Any], written: Written | None) -> list[dict[str, Any]]:
         """Fold a committed event into its session's reflex state; -> outcome rows."""
         if written is None or written.duplicate:
             return []
@@ -211,7 +229,7 @@ class DaemonContext:
             self.fold_stats["events"] += 1
             self.fold_stats["seconds"] += time.perf_counter() - t0
 
-    def warm(self):
+    def warm(self) -> None:
         try:
             self.signature("pytest -q 2>&1 | tail -5", "/")
             from reflex.safety import plane as safety  # noqa: F401 - imported to warm it

@@ -1,11 +1,14 @@
 """Starting, stopping and inspecting the daemon from the CLI (not the hot path)."""
 
+from __future__ import annotations
+
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from typing import Any
 
 from reflex import paths as paths_mod
 from reflex.shim import client
@@ -16,7 +19,7 @@ class DaemonError(FatalError):
     pass
 
 
-def lock_pid(paths):
+def lock_pid(paths: paths_mod.Paths) -> int:
     """The pid the daemon wrote into its instance lock (the live one, or the last one), or 0.
 
     Unlike the status file it is written before the daemon serves, so it also finds a
@@ -28,9 +31,9 @@ def lock_pid(paths):
         return 0
 
 
-def status(paths):
+def status(paths: paths_mod.Paths) -> dict[str, Any]:
     """{'running': bool, ...} from a live handshake, falling back to the status file."""
-    info = {"running": False, "socket": paths.socket, "status_file": paths.status}
+    info: dict[str, Any] = {"running": False, "socket": paths.socket, "status_file": paths.status}
     try:
         hdr, _ = client.request_json(paths, "status", connect_timeout=0.2, reply_timeout=2)
     except client.Unavailable as e:
@@ -47,7 +50,7 @@ def status(paths):
     return info
 
 
-def _read_status(paths):
+def _read_status(paths: paths_mod.Paths) -> dict[str, Any] | None:
     """The status file's content if it is ours, else None (another user's is not believed)."""
     data = paths_mod.read_private_file(paths.status)
     try:
@@ -57,7 +60,7 @@ def _read_status(paths):
     return parsed if isinstance(parsed, dict) else None
 
 
-def start(paths, *, wait=10.0, foreground=False):
+def start(paths: paths_mod.Paths, *, wait: float = 10.0, foreground: bool = False) -> dict[str, Any] | int:
     if foreground:
         from reflex.daemon.__main__ import main as daemon_main
         return daemon_main(["run"])
@@ -85,7 +88,7 @@ def start(paths, *, wait=10.0, foreground=False):
     raise DaemonError("daemon did not come up within %.0fs; see %s" % (wait, paths.log))
 
 
-def stop(paths, *, wait=15.0):
+def stop(paths: paths_mod.Paths, *, wait: float = 15.0) -> bool:
     st = status(paths)
     if not st["running"]:
         return False
@@ -105,7 +108,7 @@ def stop(paths, *, wait=15.0):
     raise DaemonError("daemon pid %s did not stop within %.0fs" % (pid, wait))
 
 
-def _alive(pid):
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

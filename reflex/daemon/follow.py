@@ -16,8 +16,11 @@ output.  The result is exact for what it covers.  The follower never changes the
 count is completed (or done whole) after the fact.
 """
 
+from __future__ import annotations
+
 import os
 import threading
+from collections.abc import Callable
 
 POLL_S = 0.02
 READ = 256 * 1024  # small enough that a stop request is seen promptly
@@ -30,20 +33,20 @@ MAX_FOLLOWERS = 64
 
 
 class Follower:
-    def __init__(self, path, stable=None, count_limit=COUNT_LIMIT):
+    def __init__(self, path: str, stable: int | None = None, count_limit: int = COUNT_LIMIT) -> None:
         from reflex.tokens import StreamCounter
         self.path = path
         self.stable = stable
         self.count_limit = count_limit
         self.counter = StreamCounter()
         self.offset = 0
-        self.checkpoint = None  # counter state at exactly `stable` bytes
+        self.checkpoint: tuple | None = None  # counter state at exactly `stable` bytes (StreamCounter.snapshot)
         self.failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ctxd-follow", daemon=True)
         self._thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         try:
             with open(self.path, "rb") as f:
                 while not self._stop.is_set():
@@ -63,7 +66,7 @@ class Follower:
         except Exception:
             self.failed = True
 
-    def finish(self, raw, unchanged, counted, timeout=5.0):
+    def finish(self, raw: bytes, unchanged: int, counted: int, timeout: float = 5.0) -> int | None:
         """The exact token count of raw[:counted], or None if following failed.
 
         `raw` is the final capture; its first `unchanged` bytes are as they were while the
@@ -85,19 +88,19 @@ class Follower:
 
 
 class Followers:
-    def __init__(self, log):
+    def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log
-        self._by_uid = {}
+        self._by_uid: dict[str, Follower] = {}
         self._lock = threading.Lock()
 
-    def start(self, uid, path, stable=None):
+    def start(self, uid: str, path: str, stable: int | None = None) -> bool:
         with self._lock:
             if len(self._by_uid) >= MAX_FOLLOWERS or uid in self._by_uid:
                 return False
             self._by_uid[uid] = Follower(path, stable)
         return True
 
-    def finish(self, uid, raw, unchanged, counted):
+    def finish(self, uid: str, raw: bytes, unchanged: int, counted: int) -> int | None:
         with self._lock:
             f = self._by_uid.pop(uid, None)
         if f is None:

@@ -9,23 +9,42 @@ without it gets 401.  Claude Code treats non-2xx and connection failures as
 non-blocking errors, so this transport fails open by itself.
 """
 
+from __future__ import annotations
+
 import asyncio
 import hmac
 import os
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reflex import protocol
+
+if TYPE_CHECKING:
+    from reflex.daemon.ops import Reply
+
+
+class Dispatcher(Protocol):
+    """What the front needs of the daemon's server (reflex.daemon.server.Server; a protocol,
+    so this module need not import the server, which imports it)."""
+
+    inflight: set[asyncio.Task[Any]]
+    last_activity: float
+    log: Callable[[str], None]
+
+    async def dispatch(self, hdr: dict[str, Any], body: bytes) -> Reply: ...
 
 _MAX_HEADERS = 100
 
 
 class HttpFront:
-    def __init__(self, server, token):
+    def __init__(self, server: Dispatcher, token: str | None) -> None:
         self.server = server
         self.token = token
 
-    async def handle(self, reader, writer):
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # called by asyncio.start_server, inside its task
         self.server.inflight.add(task)
         try:
             while True:
@@ -43,7 +62,7 @@ class HttpFront:
             except Exception:
                 pass
 
-    async def _one(self, reader, writer):
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         line = await asyncio.wait_for(reader.readline(), 60)
         if not line:
             return False
@@ -52,7 +71,7 @@ class HttpFront:
         except ValueError:
             await self._send(writer, 400, b'{"error":"bad request line"}', False)
             return False
-        headers = {}
+        headers: dict[str, str] = {}
         for _ in range(_MAX_HEADERS):
             h = await asyncio.wait_for(reader.readline(), 10)
             if h in (b"\r\n", b"\n", b""):
@@ -76,14 +95,14 @@ class HttpFront:
             await self._send(writer, 404, b'{"error":"POST /hook/<harness>"}', keep)
             return keep
         harness = target[len("/hook/"):].split("?", 1)[0]
-        hdr = {"v": protocol.PROTOCOL, "op": "hook", "harness": harness, "uid": os.urandom(10).hex(),
+        hdr: dict[str, Any] = {"v": protocol.PROTOCOL, "op": "hook", "harness": harness, "uid": os.urandom(10).hex(),
                "ts": time.time(), "transport": "http"}
         reply = await self.server.dispatch(hdr, body)
         out = reply.out if reply.fields.get("ok") else b""
         await self._send(writer, 200, out, keep)
         return keep
 
-    def _authorized(self, headers):
+    def _authorized(self, headers: dict[str, str]) -> bool:
         if not self.token:
             return False
         given = headers.get("x-ctx-token") or ""
@@ -92,7 +111,7 @@ class HttpFront:
             given = auth[7:].strip()
         return hmac.compare_digest(given.encode(), self.token.encode())
 
-    async def _send(self, writer, status, body, keep):
+    async def _send(self, writer: asyncio.StreamWriter, status: int, body: bytes, keep: bool) -> None:
         reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
                   413: "Payload Too Large"}.get(status, "OK")
         head = ("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
@@ -101,7 +120,7 @@ class HttpFront:
         await writer.drain()
 
 
-def listening_uid(port):
+def listening_uid(port: int) -> int | None:
     """uid of the process listening on TCP `port` on loopback/any address, or None (Linux /proc)."""
     want = ":%04X" % port
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):

@@ -42,7 +42,29 @@ import json
 import os
 import sys
 import time
+
 from reflex.errors import UserError
+
+# Annotation-only imports and names: the worker process starts with -S and as few imports as
+# it can (typing alone costs it tens of milliseconds); mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+    from reflex.blobs import BlobStore
+
+    # An RE2 program (google-re2's `_re2.RE2`, which has no type stubs).
+    Program = Any
+    # One JSON record the worker writes (a window, a run, `done`, an error), as decoded.
+    Record = dict[str, Any]
+    Emit = Callable[[Record], None]
+    # A replaced line: (start, end, new bytes) within a block; a map entry is (raw offset, old length, new bytes).
+    Edit = tuple[int, int, bytes]
+    # A window of context being collected: [first line no, [lines], last line no it should reach,
+    # [matching line nos]].
+    _Window = list[Any]
 
 MAX_PATTERN = 1000          # characters
 RE2_MAX_MEM = 64 << 20      # program + DFA cache per regex (RE2 falls back to its NFA, still linear, beyond it)
@@ -108,7 +130,7 @@ def _plain_groups(pattern: str) -> str:
     return "".join(out)
 
 
-def compile_pattern(pattern: str):
+def compile_pattern(pattern: str) -> Program:
     """An RE2 program for `pattern` (see the module docstring); raises PatternError."""
     try:
         from re2 import _re2
@@ -135,7 +157,7 @@ def compile_pattern(pattern: str):
     raise PatternError(error)
 
 
-def compile_pattern_raw(pattern: str):
+def compile_pattern_raw(pattern: str) -> Program:
     """RE2 program for one of our own patterns (no user-pattern checks)."""
     from re2 import _re2
     rx = _re2.RE2(pattern.encode(), _options())
@@ -144,7 +166,7 @@ def compile_pattern_raw(pattern: str):
     return rx
 
 
-def _options():
+def _options() -> Any:
     from re2 import _re2
     opts = _re2.RE2.Options()
     opts.never_nl = True
@@ -157,7 +179,7 @@ def _options():
 class _Matcher:
     """Where an RE2 program first matches in part of a block."""
 
-    def __init__(self, rx):
+    def __init__(self, rx: Program) -> None:
         from re2 import _re2
         self.rx = rx
         self.unanchored = _re2.RE2.Anchor.UNANCHORED
@@ -168,7 +190,7 @@ class _Matcher:
         An empty match at `end` just after a newline is no match: the line it would
         belong to starts after `end` (`^\\s*$` would count it twice)."""
         n = len(block) if end is None else end
-        s = self.rx.Match(self.unanchored, block, pos, n)[0][0]
+        s: int = self.rx.Match(self.unanchored, block, pos, n)[0][0]
         if s == n and n and block[n - 1] == 10:
             return -1
         return s
@@ -201,11 +223,11 @@ class StreamRedactor:
 
     MARKER = b"[REDACTED:private-key]"
 
-    def __init__(self):
+    def __init__(self) -> None:
         from reflex.digest import redact
         self.redact = redact
         self.in_key = False
-        self.prefilter = None
+        self.prefilter: _Matcher | None = None
         pf = getattr(redact, "_PREFILTER", None)
         if pf is not None:
             try:
@@ -213,7 +235,7 @@ class StreamRedactor:
             except PatternError:
                 self.prefilter = None
 
-    def __call__(self, block: bytes):
+    def __call__(self, block: bytes) -> tuple[bytes, list[Edit]]:
         """-> (redacted block, [(start, end, new bytes)] of the lines replaced)."""
         if self.in_key or b"PRIVATE KEY" in block or self.prefilter is None:
             edits = self._line_by_line(block)
@@ -235,12 +257,12 @@ class StreamRedactor:
                 pos = le + 1
         return apply_edits(block, edits), edits
 
-    def _line(self, line: bytes):
+    def _line(self, line: bytes) -> bytes | None:
         text = line.decode("utf-8", "surrogateescape")
         red = self.redact.redact_line(text)
         return None if red == text else red.encode("utf-8", "surrogateescape")
 
-    def _line_by_line(self, block: bytes):
+    def _line_by_line(self, block: bytes) -> list[Edit]:
         r = self.redact
         edits = []
         pos = 0
@@ -250,7 +272,7 @@ class StreamRedactor:
             if le < 0:
                 le = n
             line = block[pos:le]
-            new = None
+            new: bytes | None = None
             if self.in_key:
                 new = self.MARKER
                 if r._PEM_END.search(line.decode("utf-8", "surrogateescape")):
@@ -258,7 +280,9 @@ class StreamRedactor:
             elif b"PRIVATE KEY" in line and r._PEM_BEGIN.search(line.decode("utf-8", "surrogateescape")):
                 text = line.decode("utf-8", "surrogateescape")
                 new = self.MARKER
-                self.in_key = not r._PEM_END.search(text[r._PEM_BEGIN.search(text).end():])
+                begin = r._PEM_BEGIN.search(text)
+                assert begin is not None  # searched just above, on the same text
+                self.in_key = not r._PEM_END.search(text[begin.end():])
             else:
                 new = self._line(line)
             if new is not None and new != line:
@@ -267,7 +291,7 @@ class StreamRedactor:
         return edits
 
 
-def apply_edits(block: bytes, edits) -> bytes:
+def apply_edits(block: bytes, edits: list[Edit]) -> bytes:
     if not edits:
         return block
     pieces = []
@@ -293,10 +317,10 @@ def apply_edits(block: bytes, edits) -> bytes:
 _MAP_FORMAT = 1
 
 
-_VERSION = []
+_VERSION: list[str] = []
 
 
-def redaction_version():
+def redaction_version() -> str:
     """Names the rules a map was made with: any change to redact.py makes old maps unusable."""
     if not _VERSION:
         from blake3 import blake3
@@ -306,11 +330,12 @@ def redaction_version():
     return _VERSION[0]
 
 
-def _map_path(store, bid):
-    return store.sidecar(bid, "rmap-" + redaction_version())
+def _map_path(store: BlobStore, bid: str) -> str:
+    path: str = store.sidecar(bid, "rmap-" + redaction_version())
+    return path
 
 
-def load_map(store, bid):
+def load_map(store: BlobStore, bid: str) -> list[Edit] | None:
     """[(raw offset, old length, new bytes)] for blob bid, or None when there is no usable map."""
     import zlib
     try:
@@ -323,7 +348,7 @@ def load_map(store, bid):
         return None
 
 
-def save_map(store, bid, edits):
+def save_map(store: BlobStore, bid: str, edits: list[Edit]) -> None:
     import zlib
     path = _map_path(store, bid)
     body = json.dumps({"blob": bid, "edits": [[o, n, t.decode("utf-8", "surrogateescape")] for o, n, t in edits]})
@@ -343,16 +368,17 @@ def save_map(store, bid, edits):
 class _Redaction:
     """One stored output's redaction, block by block: from its map, or computed (and recorded)."""
 
-    def __init__(self, store, bid):
+    def __init__(self, store: BlobStore, bid: str) -> None:
         self.store = store
         self.bid = bid
         self.map = load_map(store, bid)
         self.redactor = None if self.map is not None else StreamRedactor()
-        self.recorded = []
+        self.recorded: list[Edit] = []
         self._next = 0  # index of the first map entry not yet applied
 
-    def __call__(self, offset, block):
+    def __call__(self, offset: int, block: bytes) -> bytes:
         if self.map is None:
+            assert self.redactor is not None  # made whenever there is no map
             red, edits = self.redactor(block)
             self.recorded.extend((offset + a, b - a, new) for a, b, new in edits)
             return red
@@ -369,13 +395,13 @@ class _Redaction:
         self._next = i
         return apply_edits(block, edits)
 
-    def finished(self):
+    def finished(self) -> None:
         """The whole output was read and verified: keep what was computed."""
         if self.map is None:
             save_map(self.store, self.bid, self.recorded)
 
 
-def _blocks(pieces, stop):
+def _blocks(pieces: Iterable[bytes], stop: Callable[[], bool]) -> Iterator[tuple[int, bytes | None]]:
     """(raw offset, block of whole lines) from a stream of pieces; (offset, None) stands for a
     line longer than MAX_LINE, skipped.  Stops early (unverified) when stop() says so."""
     offset = 0
@@ -413,7 +439,8 @@ def _blocks(pieces, stop):
 
 
 class _Search:
-    def __init__(self, rx, emit, deadline, context=CONTEXT, max_shown=MAX_SHOWN_BYTES):
+    def __init__(self, rx: Program, emit: Emit, deadline: float, context: int = CONTEXT,
+                 max_shown: int = MAX_SHOWN_BYTES) -> None:
         self.matcher = _Matcher(rx)
         self.emit = emit
         self.deadline = deadline
@@ -421,24 +448,24 @@ class _Search:
         self.shown_left = max_shown
         self.stopped = False   # by the deadline
         self.searched_bytes = 0
-        self.unfinished = []   # blobs whose redaction a later warm-up could complete
+        self.unfinished: list[str] = []   # blobs whose redaction a later warm-up could complete
 
-    def out_of_time(self):
+    def out_of_time(self) -> bool:
         if not self.stopped and time.monotonic() >= self.deadline:
             self.stopped = True
         return self.stopped
 
     # -- one stored output ---------------------------------------------------------------
-    def run(self, store, run):
+    def run(self, store: BlobStore, run: dict[str, str]) -> None:
         from reflex import blobs
         self.handle = run["handle"]
         self.matches = 0
         self.line_base = 0        # 0-based number of the first line of the next block
-        self.window = None        # [first line no, [lines], last line no it should reach, [matching line nos]]
-        self.prev_tail = []       # last CONTEXT lines of the previous block, as (no, bytes)
+        self.window: _Window | None = None
+        self.prev_tail: list[tuple[int, bytes]] = []  # last CONTEXT lines of the previous block, as (no, bytes)
         self.skipped = 0
         self.capped = False       # a match was counted but its lines not collected (MAX_SHOWN_BYTES)
-        rec = {"t": "run", "handle": self.handle}
+        rec: Record = {"t": "run", "handle": self.handle}
         redaction = None
         try:
             redaction = _Redaction(store, run["blob"])
@@ -466,7 +493,7 @@ class _Search:
                    skipped_long_lines=self.skipped, capped=self.capped)
         self.emit(rec)
 
-    def _block(self, block: bytes):
+    def _block(self, block: bytes) -> None:
         self._fill_after(block)
         if self.shown_left <= 0:
             self._count_only(block)
@@ -502,7 +529,7 @@ class _Search:
         self.line_base += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
         self._keep_tail(block)
 
-    def _count_only(self, block):
+    def _count_only(self, block: bytes) -> None:
         """Matching lines once no more are shown: no line numbers, no context (and no window
         is opened again, so the line count need not be kept)."""
         m = self.matcher
@@ -527,9 +554,9 @@ class _Search:
             self.capped = True
 
     # -- windows of context -----------------------------------------------------------------
-    def _hit(self, block, s, le, line_no):
+    def _hit(self, block: bytes, s: int, le: int, line_no: int) -> None:
         ls = block.rfind(b"\n", 0, s) + 1
-        before = []
+        before: list[bytes] = []
         a = ls
         while len(before) < self.context and a > 0:
             b = block.rfind(b"\n", 0, a - 1) + 1
@@ -550,7 +577,7 @@ class _Search:
             after_start = e + 1
         self._merge(first, lines, line_no + self.context, line_no)
 
-    def _merge(self, first, lines, reach, hit):
+    def _merge(self, first: int, lines: list[bytes], reach: int, hit: int) -> None:
         w = self.window
         if w is not None and first <= w[0] + len(w[1]):
             have_last = w[0] + len(w[1]) - 1
@@ -562,7 +589,7 @@ class _Search:
             self.window = [first, list(lines), reach, [hit]]
         self.shown_left -= sum(len(x) + 8 for x in lines)
 
-    def _fill_after(self, block):
+    def _fill_after(self, block: bytes) -> None:
         """Lines a window still wants from the start of this block."""
         w = self.window
         if w is None:
@@ -576,8 +603,8 @@ class _Search:
             pos = e + 1
             missing -= 1
 
-    def _keep_tail(self, block):
-        tail = []
+    def _keep_tail(self, block: bytes) -> None:
+        tail: list[tuple[int, bytes]] = []
         end = len(block) - 1 if block.endswith(b"\n") else len(block)
         no = self.line_base - 1
         while len(tail) < self.context and end >= 0:
@@ -590,7 +617,7 @@ class _Search:
         tail.reverse()
         self.prev_tail = tail
 
-    def _close_window(self):
+    def _close_window(self) -> None:
         w = self.window
         if w is None:
             return
@@ -599,7 +626,7 @@ class _Search:
                    "lines": [x.decode("utf-8", "replace") for x in w[1]]})
 
 
-def search(request, emit):
+def search(request: dict[str, Any], emit: Emit) -> tuple[Record | None, list[str]]:
     """Run one search request; every result goes through emit(record).  -> blobs whose
     redaction is still to be computed (the deadline stopped it)."""
     t0 = time.monotonic()
@@ -625,18 +652,18 @@ def search(request, emit):
         s.run(store, run)
         searched += 1
     s.unfinished += [r["blob"] for r in request["runs"][searched:]]
-    done = {"t": "done", "complete": not s.stopped and searched == len(request["runs"]),
+    done: Record = {"t": "done", "complete": not s.stopped and searched == len(request["runs"]),
             "runs_searched": searched, "bytes": s.searched_bytes, "seconds": round(time.monotonic() - t0, 4)}
     return done, s.unfinished
 
 
-def warm(blob_root, bids, budget_s=None):
+def warm(blob_root: str, bids: Iterable[str], budget_s: float | None = None) -> None:
     """Compute and keep the redaction maps of these blobs (those that have none)."""
     from reflex import blobs
     store = blobs.BlobStore(blob_root)
     stop_at = time.monotonic() + (WARM_BUDGET_S if budget_s is None else budget_s)
 
-    def stop():
+    def stop() -> bool:
         return time.monotonic() >= stop_at
 
     for bid in bids:
@@ -655,10 +682,10 @@ def warm(blob_root, bids, budget_s=None):
             redaction.finished()
 
 
-def serve(request, emit):
+def serve(request: dict[str, Any], emit: Emit) -> None:
     """One request: a search (`pattern`), then, when allowed, the warm-up of what it could not
     redact in time; or only a warm-up (`warm`: blob ids)."""
-    unfinished = []
+    unfinished: list[str] = []
     if request.get("pattern") is not None:
         done, unfinished = search(request, emit)
         if done is None:
@@ -675,7 +702,7 @@ def serve(request, emit):
 # -- the child process ----------------------------------------------------------------------
 
 
-def worker_main():
+def worker_main() -> None:
     """Read one request (JSON) on stdin, write records (JSON lines) on stdout.
 
     The process may be started long before its request (a spare, so a search does not
@@ -710,7 +737,7 @@ def worker_main():
             pass
     out = sys.stdout
 
-    def emit(rec):
+    def emit(rec: Record) -> None:
         out.write(json.dumps(rec, ensure_ascii=False) + "\n")
         out.flush()
 
@@ -723,17 +750,17 @@ def worker_main():
 class Outcome:
     """What a worker sent before it finished, died or was killed."""
 
-    def __init__(self):
-        self.error = None
-        self.windows = []      # records, in order
-        self.runs = {}         # handle -> run record
-        self.done = None       # the `done` record, if it got there
+    def __init__(self) -> None:
+        self.error: str | None = None
+        self.windows: list[Record] = []      # records, in order
+        self.runs: dict[str, Record] = {}    # handle -> run record
+        self.done: Record | None = None      # the `done` record, if it got there
         self.killed = False
-        self.failure = None    # why the worker ended without `done`
+        self.failure: str | None = None      # why the worker ended without `done`
 
     @property
-    def complete(self):
-        return self.done is not None and self.done.get("complete", False)
+    def complete(self) -> bool:
+        return self.done is not None and bool(self.done.get("complete", False))
 
 
 class Workers:
@@ -743,14 +770,14 @@ class Workers:
     interpreter's start (tens of ms, much more on a loaded machine); if the daemon
     goes away, the spare reads end of input and exits."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import threading
         self._lock = threading.Lock()
-        self._spare = None
-        self._warming = set()
-        self._pending = {}  # blob id -> blob root, waiting for the running warm-up to end
+        self._spare: subprocess.Popen[bytes] | None = None
+        self._warming: set[subprocess.Popen[bytes]] = set()
+        self._pending: dict[str, str] = {}  # blob id -> blob root, waiting for the running warm-up to end
 
-    def _command(self):
+    def _command(self) -> tuple[list[str], dict[str, str]]:
         # -S: no site (its imports cost more than the worker's); the path to our package and
         # to the packages the worker imports is given explicitly instead.
         import importlib.util
@@ -764,13 +791,13 @@ class Workers:
             [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         return [sys.executable, "-S", "-m", "reflex.daemon.linesearch"], env
 
-    def _spawn(self):
+    def _spawn(self) -> subprocess.Popen[bytes]:
         import subprocess
         cmd, env = self._command()
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 cwd="/", env=env)
 
-    def take(self):
+    def take(self) -> subprocess.Popen[bytes]:
         with self._lock:
             proc, self._spare = self._spare, None
         if proc is not None and proc.poll() is None:
@@ -779,7 +806,7 @@ class Workers:
             _reap(proc)
         return self._spawn()
 
-    def refill(self):
+    def refill(self) -> None:
         with self._lock:
             if self._spare is not None and self._spare.poll() is None:
                 return
@@ -793,18 +820,18 @@ class Workers:
                 return
         _close(proc)
 
-    def may_warm(self):
+    def may_warm(self) -> bool:
         with self._lock:
             self._warming = {p for p in self._warming if p.poll() is None}
             return not self._warming
 
-    def warming(self, proc):
+    def warming(self, proc: subprocess.Popen[bytes]) -> None:
         """Let proc finish its warm-up on its own; reaped when it exits, then the next one starts."""
         with self._lock:
             self._warming.add(proc)
         _reap(proc, then=self._next_warm)
 
-    def prewarm(self, blob_root, bids):
+    def prewarm(self, blob_root: str, bids: Iterable[str]) -> None:
         """Compute redaction maps for new outputs in the background: now, or after the warm-up
         already running (one at a time: the cores are the agent's)."""
         with self._lock:
@@ -812,7 +839,7 @@ class Workers:
                 self._pending[bid] = blob_root
         self._next_warm()
 
-    def _next_warm(self):
+    def _next_warm(self) -> None:
         if not self.may_warm():
             return
         with self._lock:
@@ -824,37 +851,40 @@ class Workers:
                 del self._pending[b]
         try:
             proc = self._spawn()
+            assert proc.stdin is not None  # spawned with stdin=PIPE
             proc.stdin.write(json.dumps({"blob_root": root, "warm": bids}).encode())
             proc.stdin.close()
         except OSError:
             return
         self.warming(proc)
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             proc, self._spare = self._spare, None
         if proc is not None:
             _close(proc)
 
 
-def _close(proc):
+def _close(proc: subprocess.Popen[bytes]) -> None:
     try:
+        assert proc.stdin is not None  # spawned with stdin=PIPE
         proc.stdin.close()  # end of input: a spare exits
     except OSError:
         pass
     _reap(proc)
 
 
-def _reap(proc, then=None):
+def _reap(proc: subprocess.Popen[bytes], then: Callable[[], None] | None = None) -> None:
     import threading
 
-    def wait():
+    def wait() -> None:
         try:
             proc.wait()
         finally:
             for f in (proc.stdout, proc.stderr):
                 try:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 except (OSError, AttributeError):
                     pass
         if then is not None:
@@ -865,8 +895,9 @@ def _reap(proc, then=None):
 WORKERS = Workers()
 
 
-def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT, max_shown=MAX_SHOWN_BYTES,
-               workers=None, warm=True):
+def run_worker(pattern: str, blob_root: str, runs: list[dict[str, str]], *, time_s: float, grace_s: float = 0.3,
+               context: int = CONTEXT, max_shown: int = MAX_SHOWN_BYTES, workers: Workers | None = None,
+               warm: bool = True) -> Outcome:
     """Search `runs` (dicts: handle, blob) in a child process; -> Outcome.
 
     The child stops itself after time_s; it is killed time_s + grace_s after start,
@@ -883,6 +914,7 @@ def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT
     request = {"pattern": pattern, "blob_root": blob_root, "runs": runs, "time_s": time_s,
                "deadline": started + time_s, "context": context, "max_shown_bytes": max_shown,
                "may_warm": warm and workers.may_warm()}
+    assert proc.stdin is not None and proc.stdout is not None  # spawned with stdin and stdout piped
     try:
         proc.stdin.write(json.dumps(request).encode("utf-8", "surrogateescape"))
         proc.stdin.close()
@@ -921,7 +953,8 @@ def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT
             err = proc.stderr.read(4096) if proc.stderr else b""
             for f in (proc.stdout, proc.stderr):
                 try:
-                    f.close()
+                    if f is not None:  # stderr: read above only when piped, closed the same way
+                        f.close()
                 except OSError:
                     pass
             if outcome.done is None and outcome.error is None and not outcome.killed:
@@ -931,7 +964,7 @@ def run_worker(pattern, blob_root, runs, *, time_s, grace_s=0.3, context=CONTEXT
     return outcome
 
 
-def _take(outcome, line):
+def _take(outcome: Outcome, line: bytes) -> None:
     try:
         rec = json.loads(line)
     except ValueError:

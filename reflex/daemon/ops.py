@@ -5,10 +5,15 @@ exception here is caught by the server, logged and answered as "internal",
 so one bad request never takes the daemon down.
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
 
 from reflex import blobs
 from reflex import protocol
@@ -17,20 +22,27 @@ from reflex.daemon.follow import COUNT_LIMIT
 from reflex.daemon.retrieval import GET_BUDGET, GET_PAGE_BYTES, Retrieval
 from reflex.daemon.runs import RunStore
 
+if TYPE_CHECKING:
+    from reflex.daemon.context import DaemonContext
+    from reflex.daemon.retrieval_models import Answer
+    from reflex.digest import Digest
+    from reflex.ledger.writer import Written
+    from reflex.shim.capture import Kept
+
 VERSION = protocol.VERSION
 
 
 class Reply:
     __slots__ = ("fields", "out", "err")
 
-    def __init__(self, fields=None, out=b"", err=b""):
-        self.fields = {"ok": True}
+    def __init__(self, fields: dict[str, Any] | None = None, out: bytes = b"", err: bytes = b"") -> None:
+        self.fields: dict[str, Any] = {"ok": True}
         if fields:
             self.fields.update(fields)
         self.out = out
         self.err = err
 
-    def encode(self):
+    def encode(self) -> bytes:
         f = dict(self.fields)
         f["v"] = protocol.PROTOCOL
         f["out"] = len(self.out)
@@ -39,14 +51,14 @@ class Reply:
         return protocol.encode_header(f) + body
 
 
-def error(code, detail, **extra):
+def error(code: str, detail: str, **extra: Any) -> Reply:
     r = Reply({"ok": False, "error": code, "detail": detail})
     r.fields.update(extra)
     return r
 
 
 class Ops:
-    def __init__(self, ctx, loop, executor):
+    def __init__(self, ctx: DaemonContext, loop: asyncio.AbstractEventLoop, executor: Executor) -> None:
         self.ctx = ctx
         self.loop = loop
         self.executor = executor
@@ -55,23 +67,24 @@ class Ops:
         self.runs = RunStore(ctx)
         self.started = time.time()
         self.requests = 0
-        self.stop_requested = None  # set by the server
-        self.drain_spool = None     # set by the server: ingest pending spool frames
+        self.stop_requested: Callable[[], None] | None = None      # set by the server
+        self.drain_spool: Callable[[], Awaitable[None]] | None = None  # set by the server: ingest pending spool frames
 
-    async def dispatch(self, hdr, body):
+    async def dispatch(self, hdr: dict[str, Any], body: bytes) -> Reply:
         # The request is checked against the protocol's schema once, here: every handler
         # below reads fields of the declared types, and a misspelled field is refused.
         try:
             req = protocol.parse_request(hdr)
         except protocol.BadRequest as e:
             return error(e.code, e.detail)
-        fn = getattr(self, "op_" + req.op.replace(".", "_"))
+        fn: Callable[[protocol.Request, bytes], Awaitable[Reply]] = getattr(self, "op_" + req.op.replace(".", "_"))
         self.requests += 1
         return await fn(req, body)
 
-    async def _commit(self, event, run=None, session=None):
+    async def _commit(self, event: dict[str, Any], run: dict[str, Any] | None = None,
+                      session: dict[str, Any] | None = None) -> Written:
         fut = self.ctx.writer.submit(event, run, session)
-        written = await asyncio.wrap_future(fut, loop=self.loop)
+        written: Written = await asyncio.wrap_future(fut, loop=self.loop)
         # The fold sees exactly what the ledger holds, in commit order.
         outcomes = self.ctx.fold(event, written)
         if outcomes:
@@ -79,10 +92,10 @@ class Ops:
         return written
 
     # -- ops -----------------------------------------------------------------
-    async def op_ping(self, req, body):
+    async def op_ping(self, req: protocol.Request, body: bytes) -> Reply:
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL})
 
-    async def op_status(self, req, body):
+    async def op_status(self, req: protocol.Request, body: bytes) -> Reply:
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL,
                       "uptime_s": round(time.time() - self.started, 3), "requests": self.requests,
                       "ledger": dict(self.ctx.writer.stats),
@@ -90,12 +103,12 @@ class Ops:
                                "mean_us": round(1e6 * self.ctx.fold_stats["seconds"]
                                                 / max(1, self.ctx.fold_stats["events"]), 1)}})
 
-    async def op_shutdown(self, req, body):
+    async def op_shutdown(self, req: protocol.Request, body: bytes) -> Reply:
         if self.stop_requested is not None:
             self.loop.call_soon(self.stop_requested)
         return Reply({"stopping": True})
 
-    async def op_hook(self, req, body):
+    async def op_hook(self, req: protocol.Request, body: bytes) -> Reply:
         harness = req.get("harness")
         uid = req.get("uid")
         if not _valid_uid(uid):
@@ -114,14 +127,14 @@ class Ops:
         written = await self._commit(_finish(ev), run=run, session=session)
         return Reply({"seq": written.seq, "duplicate": written.duplicate}, out=out, err=err)
 
-    async def _spooled_first(self, req):
+    async def _spooled_first(self, req: protocol.Request) -> None:
         """Events a shim spooled while no daemon answered (or answered too slowly) happened
         BEFORE this live one: ingest them first, so per-session order, and every decision
         the fold derives from it (a densified re-run), is what it would have been."""
         if not req.get("spooled") and self.drain_spool is not None:
             await self.drain_spool()
 
-    async def op_run_start(self, req, body):
+    async def op_run_start(self, req: protocol.Request, body: bytes) -> Reply:
         capture = req.get("capture")
         uid = req.get("uid")
         if not self._capture_ok(capture) or not _valid_uid(uid):
@@ -129,7 +142,7 @@ class Ops:
         stable = req.get("stable") if req.get("stable", 0) > 0 else None
         return Reply({"following": self.ctx.followers.start(uid, capture, stable)})
 
-    async def op_run_finish(self, req, body):
+    async def op_run_finish(self, req: protocol.Request, body: bytes) -> Reply:
         capture = req.get("capture")
         if not self._capture_ok(capture):
             return error("forbidden", "capture must be a file under %s" % self.ctx.paths.captures)
@@ -178,7 +191,7 @@ class Ops:
                                                                req.get("redacted_from", [])][:50]}
         if passthrough:
             data["passthrough"] = True
-        meta = {"elided": _kept_summary(kept)} if kept.elided else {}
+        meta: dict[str, Any] = {"elided": _kept_summary(kept)} if kept.elided else {}
         if digest is not None:
             data.update(digest_summary(digest))
             meta.update({"failures": [{"id": f.id, "span": list(f.span) if f.span else None}
@@ -226,7 +239,7 @@ class Ops:
                       "tokens": digest.tokens, "raw_tokens": digest.raw_tokens},
                      out=text.encode("utf-8", "surrogateescape"))
 
-    async def op_get(self, req, body):
+    async def op_get(self, req: protocol.Request, body: bytes) -> Reply:
         query = _valid_text(req.get("address"))  # an undecodable argv byte arrives as a lone surrogate
         b3 = req.get("b3")
         answer, data = await self.loop.run_in_executor(
@@ -234,7 +247,7 @@ class Ops:
         await self._record_retrieval(req, "ctx get " + query, answer, {"address": query})
         return self._answer_reply(req, answer, data)
 
-    async def op_search(self, req, body):
+    async def op_search(self, req: protocol.Request, body: bytes) -> Reply:
         pattern = req.get("pattern")
         handle = req.get("handle")
         session = req.get("session")
@@ -245,11 +258,11 @@ class Ops:
         await self._record_retrieval(req, "ctx search " + pattern, answer, {"pattern": pattern, "handle": handle})
         return self._answer_reply(req, answer, data)
 
-    def _capture_ok(self, capture):
+    def _capture_ok(self, capture: object) -> bool:
         """ctx run's capture files live under CTX_HOME/captures; no other path is read."""
         return isinstance(capture, str) and _inside(capture, self.ctx.paths.captures)
 
-    def _answer_reply(self, req, answer, data):
+    def _answer_reply(self, req: protocol.Request, answer: Answer, data: bytes | None) -> Reply:
         if req.get("json"):
             doc = answer.to_json()
             try:
@@ -265,11 +278,13 @@ class Ops:
                     if answer.know.next else b"[ctx] truncated\n"
             return Reply({"know": True}, out=data or b"", err=err)
         m = answer.miss
+        assert m is not None  # an Answer holds exactly one of know / miss (retrieval_models)
         remedy = ("refresh: %s" % m.refresh) if m.refresh else ("try: %s" % "; ".join(m.escalate_to))
         r = error("miss", "miss(%s): %s; %s" % (m.reason, m.detail, remedy), miss=m.reason)
         return r
 
-    async def _record_retrieval(self, req, command, answer, fields):
+    async def _record_retrieval(self, req: protocol.Request, command: str, answer: Answer,
+                                fields: dict[str, Any]) -> None:
         await self._spooled_first(req)
         session = req.text("session") or "-"
         uid = req.get("uid") or os.urandom(10).hex()
@@ -278,6 +293,7 @@ class Ops:
             data.update(result="know", handle=answer.know.handle, span=answer.know.span,
                         truncated=answer.know.truncated)
         else:
+            assert answer.miss is not None  # an Answer holds exactly one of know / miss
             data.update(result="miss", reason=answer.miss.reason, handle=answer.miss.handle)
         ev = {"uid": uid, "ts": time.time(), "harness": "ctx-retrieval", "spooled": 0, "session_id": session,
               "kind": "retrieval", "command": _valid_text(command), "cwd": req.get("cwd"),
@@ -285,10 +301,11 @@ class Ops:
         await self._commit(_finish(ev))
 
 
-def digest_summary(d):
+def digest_summary(d: Digest) -> dict[str, Any]:
     from reflex.arc.intents import declare
     intents = []
-    if d.truncated or sum(d.omitted.values()) or (d.hints and not d.passthrough):
+    # mypy takes sum's type from the bool on the left of `or` (the ignore below)
+    if d.truncated or sum(d.omitted.values()) or (d.hints and not d.passthrough):  # type: ignore[arg-type]
         intents.append(declare("digest"))
     if d.hints and not d.passthrough:
         intents.append(declare("hints"))
@@ -300,7 +317,7 @@ def digest_summary(d):
             "passthrough": d.passthrough}
 
 
-def _valid_text(s):
+def _valid_text(s: str) -> str:
     """`s` with lone surrogates (undecodable bytes of an argument) replaced, so it encodes as UTF-8."""
     try:
         s.encode("utf-8")
@@ -309,17 +326,17 @@ def _valid_text(s):
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def _kept_summary(kept):
+def _kept_summary(kept: Kept) -> dict[str, Any]:
     return {"output_bytes": kept.total, "stored_bytes": kept.stored, "kept_head": kept.head,
             "kept_tail": kept.tail, "elided_bytes": kept.elided, "raw_tokens_counted_on_bytes": min(kept.head, COUNT_LIMIT),
             "error": kept.error}
 
 
-def _valid_uid(uid):
+def _valid_uid(uid: object) -> bool:
     return isinstance(uid, str) and 8 <= len(uid) <= 64
 
 
-def _finish(ev):
+def _finish(ev: dict[str, Any]) -> dict[str, Any]:
     import json
     ev.setdefault("recorded_at", time.time())
     data = ev.get("data")
@@ -328,13 +345,13 @@ def _finish(ev):
     return ev
 
 
-def _inside(path, root):
+def _inside(path: str, root: str) -> bool:
     path = os.path.realpath(path)
     root = os.path.realpath(root)
     return path.startswith(root.rstrip("/") + "/")
 
 
-def _size(n):
+def _size(n: float) -> str:  # type: ignore[return]  # the loop returns at "GB" at the latest
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return ("%d %s" % (n, unit)) if unit == "B" else ("%.1f %s" % (n, unit))

@@ -14,8 +14,13 @@ that limit existed can be huge: they are streamed (bounded memory, verified as
 they pass) instead of loaded.
 """
 
+from __future__ import annotations
+
+import asyncio
 import json
 import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
 
@@ -25,6 +30,14 @@ from reflex.digest.neutralize import clean_line, neutralize_verbatim
 from reflex.digest.redact import redact_lines
 from reflex.daemon.retrieval_models import Answer, Know, Miss
 from reflex.daemon import linesearch
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reflex.daemon.context import DaemonContext
+
+# A row of the ledger's runs table, by column name.
+RunRow = dict[str, Any]
 
 GET_BUDGET = 8000       # tokens: about what the harness itself shows of one Bash output
 GET_PAGE_BYTES = 64 * 1024  # and bytes: keeps the exact count of a page cheap (~ms)
@@ -38,15 +51,15 @@ PREWARM_MIN_BYTES = 1 << 20  # outputs from this size get their redaction map co
 
 
 class Retrieval:
-    def __init__(self, ctx):
+    def __init__(self, ctx: DaemonContext) -> None:
         self.ctx = ctx
-        self._search_pool = None
+        self._search_pool: ThreadPoolExecutor | None = None
         self._searches = 0  # running or queued; only touched on the event loop
 
-    async def search_async(self, loop, pattern, **kw):
+    async def search_async(self, loop: asyncio.AbstractEventLoop, pattern: str,
+                           **kw: Any) -> tuple[Answer, bytes]:
         """search() on its own thread, one at a time, at most SEARCH_QUEUE waiting: a burst of
         searches neither occupies the pool `ctx run` and `ctx get` use nor piles up without end."""
-        import asyncio
         if self._searches >= SEARCH_QUEUE:
             return Answer(query=pattern, miss=Miss(
                 reason="abstain", detail="%d searches are already running or waiting" % self._searches,
@@ -61,7 +74,7 @@ class Retrieval:
             self._searches -= 1
 
     # -- helpers ---------------------------------------------------------------
-    def _run_row(self, handle):
+    def _run_row(self, handle: str) -> RunRow | None:
         row = self.ctx.reader().execute(
             "SELECT id, handle, blob, session_id, command, cwd, core_hash, worktree_hash, meta, event_uid, raw_bytes "
             "FROM runs WHERE handle = ? ORDER BY id DESC LIMIT 1", (handle,)).fetchone()
@@ -71,15 +84,15 @@ class Retrieval:
                 "event_uid", "raw_bytes")
         return dict(zip(keys, row))
 
-    def _newer_run(self, run):
+    def _newer_run(self, run: RunRow) -> str | None:
         if not run["core_hash"] or run["session_id"] == "-":
             return None
         row = self.ctx.reader().execute(
             "SELECT handle FROM runs WHERE session_id = ? AND core_hash = ? AND id > ? ORDER BY id DESC LIMIT 1",
             (run["session_id"], run["core_hash"], run["id"])).fetchone()
-        return row[0] if row and row[0] != run["handle"] else None
+        return str(row[0]) if row and row[0] != run["handle"] else None
 
-    def _chunks(self, run):
+    def _chunks(self, run: RunRow) -> tuple[Iterable[bytes], None] | tuple[None, Miss]:
         """-> (iterable of the blob's bytes, None) or (None, Miss).  Damage may still surface while iterating."""
         try:
             if (run.get("raw_bytes") or 0) <= LOAD_LIMIT:
@@ -93,7 +106,7 @@ class Retrieval:
         except blobs.BlobMissing as e:
             return None, self._blob_miss(run, e)
 
-    def _blob_miss(self, run, e):
+    def _blob_miss(self, run: RunRow, e: Exception) -> Miss:
         if isinstance(e, blobs.BlobMissing):
             if not self._deleted(run):
                 return Miss(reason="evicted", handle=run["handle"],
@@ -107,7 +120,7 @@ class Retrieval:
         return Miss(reason="denatured", handle=run["handle"], detail=str(e),
                     escalate_to=["rerun: %s" % run["command"], "ask_human"])
 
-    def _freshness_miss(self, run):
+    def _freshness_miss(self, run: RunRow) -> Miss | None:
         newer = self._newer_run(run)
         if newer:
             return Miss(reason="superseded", handle=run["handle"],
@@ -120,7 +133,7 @@ class Retrieval:
                         refresh=run["command"])
         return None
 
-    def get(self, query, *, budget=GET_BUDGET, check_b3=None):
+    def get(self, query: str, *, budget: int = GET_BUDGET, check_b3: str | None = None) -> tuple[Answer, bytes | None]:
         """-> (Answer, raw bytes delivered or None)."""
         a = addr.parse_address(query)
         if a is None:
@@ -133,6 +146,7 @@ class Retrieval:
                                                  escalate_to=["ctx search PATTERN"])), None
         test_span = None
         if a.kind == "test":
+            assert a.test_id is not None  # parse_address sets it for a test address
             test_span = self._test_span(run, a.test_id)
             if test_span is None:
                 return Answer(query=query, miss=Miss(
@@ -140,7 +154,7 @@ class Retrieval:
                     detail="%s has no failure named %r" % (a.handle, a.test_id),
                     escalate_to=["ctx search %s --handle %s" % (_quote(a.test_id), a.handle)])), None
         chunks, miss = self._chunks(run)
-        if miss is not None:
+        if chunks is None:
             return Answer(query=query, miss=miss), None
         try:
             loc = _locate(chunks, a, test_span, want_hash=bool(check_b3))
@@ -154,6 +168,7 @@ class Retrieval:
                 escalate_to=["ctx get %s" % _last_page(a.handle, loc.lines)])), None
         if check_b3:
             got = loc.span_b3
+            assert got is not None  # _locate hashes the span when asked to (want_hash)
             if not got.startswith(check_b3):
                 return Answer(query=query, miss=Miss(
                     reason="denatured", handle=a.handle,
@@ -162,6 +177,7 @@ class Retrieval:
         fresh = self._freshness_miss(run)
         if fresh is not None:
             return Answer(query=query, miss=fresh), None
+        assert loc.start is not None  # checked above
         cut = _page_end(loc.window, loc.end - loc.start, budget)
         piece = bytes(loc.window[:cut])
         end = loc.start + cut
@@ -181,36 +197,38 @@ class Retrieval:
                     neutralized=neutralized)
         return Answer(query=query, know=know), out
 
-    def _test_span(self, run, test_id):
+    def _test_span(self, run: RunRow, test_id: str) -> tuple[int, int] | None:
         try:
             meta = json.loads(run["meta"] or "{}")
         except ValueError:
             return None
         for f in meta.get("failures", ()):
             if f.get("id") == test_id and f.get("span"):
-                return tuple(f["span"])
+                start, end = f["span"]
+                return start, end
         return None
 
-    def _deleted(self, run):
+    def _deleted(self, run: RunRow) -> bool:
         """True if a run's missing output was not removed by retention (ledger/evictions.py)."""
         from reflex.ledger.evictions import eviction_records_since, missing_blob
         conn = self.ctx.reader()
-        return missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted"
+        return bool(missing_blob(conn, run["blob"], run["event_uid"], eviction_records_since(conn)) == "deleted")
 
-    def _gone(self, run):
+    def _gone(self, run: RunRow) -> str:
         """Why a run's stored output is missing, in a search answer's words."""
         if self._deleted(run):
             return "its stored output is missing and retention never removed it (denatured)"
         return "retention removed its stored output (evicted)"
 
-    def prewarm(self, blob_id, size):
+    def prewarm(self, blob_id: str, size: int) -> None:
         """A new stored output: compute its redaction map now, in the background, so the
         first search over it does not have to (small outputs redact fast enough inline)."""
         if size >= PREWARM_MIN_BYTES and self.ctx.cfg.get("search_warm", True):
             linesearch.WORKERS.prewarm(self.ctx.paths.blobs, [blob_id])
 
     # -- search ------------------------------------------------------------------
-    def search(self, pattern, *, handle=None, session=None, budget=SEARCH_BUDGET, started=None):
+    def search(self, pattern: str, *, handle: str | None = None, session: str | None = None,
+               budget: int = SEARCH_BUDGET, started: float | None = None) -> tuple[Answer, bytes]:
         """Matching lines with context across stored outputs, newest first, under the token budget.
 
         The matching runs in a child process (linesearch.py): linear time, on the redacted
@@ -225,11 +243,11 @@ class Retrieval:
                                              (session, SEARCH_MAX_RUNS)).fetchall()
         else:
             rows = self.ctx.reader().execute(cols + "ORDER BY id DESC LIMIT ?", (SEARCH_MAX_RUNS,)).fetchall()
-        runs = {}
+        by_blob: dict[str, RunRow] = {}
         for handle_, blob_id, command, size, event_uid in rows:
-            runs.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0,
-                                      "event_uid": event_uid})
-        runs = list(runs.values())
+            by_blob.setdefault(blob_id, {"handle": handle_, "blob": blob_id, "command": command, "bytes": size or 0,
+                                         "event_uid": event_uid})
+        runs = list(by_blob.values())
         t_worker = time.monotonic()
         left = max(0.05, time_limit - (t_worker - started) - FORMAT_MARGIN_S)
         out = linesearch.run_worker(pattern, self.ctx.paths.blobs, [{"handle": r["handle"], "blob": r["blob"]}
@@ -245,7 +263,7 @@ class Retrieval:
         from reflex import tokens
         t_format = time.monotonic()
         commands = {r["handle"]: r["command"] for r in runs}
-        blocks = []
+        blocks: list[str] = []
         used = 0
         truncated = False
         h = blake3()
@@ -291,7 +309,7 @@ class Retrieval:
         return Answer(query=pattern, know=know), text.encode()
 
 
-def _time_limit(cfg):
+def _time_limit(cfg: dict[str, Any]) -> float:
     try:
         v = float(cfg.get("search_time_limit_s") or SEARCH_TIME_LIMIT_S)
     except (TypeError, ValueError):
@@ -299,7 +317,8 @@ def _time_limit(cfg):
     return min(max(v, 0.1), 600.0)
 
 
-def _search_notes(out, runs, time_limit, complete, matches, gone):
+def _search_notes(out: linesearch.Outcome, runs: list[RunRow], time_limit: float, complete: bool, matches: int,
+                  gone: Callable[[RunRow], str]) -> list[str]:
     """ctx's own lines under a search answer: what was not searched, and why."""
     notes = []
     if not complete:
@@ -324,7 +343,7 @@ def _search_notes(out, runs, time_limit, complete, matches, gone):
     return notes
 
 
-def _redact(piece):
+def _redact(piece: bytes) -> tuple[str, int, bool, bytes]:
     """-> (text for a JSON answer, secrets masked, whether that text is lossy, bytes to print).
 
     Printed bytes are exact except for masked secrets.  JSON text must be valid Unicode:
@@ -344,28 +363,42 @@ class _Located:
 
     __slots__ = ("start", "end", "size", "lines", "first_line", "last_line", "window", "span_b3")
 
+    start: int | None       # None: a line address that starts past the end
+    end: int
+    size: int
+    lines: int
+    first_line: int
+    last_line: int
+    window: bytearray
+    span_b3: str | None     # when asked for (want_hash)
 
-def _locate(chunks, a, test_span, want_hash):
+
+def _locate(chunks: Iterable[bytes], a: addr.Address, test_span: tuple[int, int] | None,
+            want_hash: bool) -> _Located:
     """One pass over a blob's bytes (`chunks`, in order): the byte span an address names,
     the blob's size and line count, the line numbers around the span, the first
     GET_PAGE_BYTES of the span and, when asked, the BLAKE3 of the whole span.
 
     Memory is bounded by one chunk plus one page whatever the blob's size.  For a
     line address that starts past the end, `start` is None."""
+    start: int | None
+    end: int | None
     if a.kind == "whole":
         start, end = 0, None
     elif a.kind == "bytes":
         start, end = a.start, a.end
     elif a.kind == "test":
+        assert test_span is not None  # the caller found the test's span
         start, end = test_span
     else:
         start, end = (0 if a.first_line == 1 else None), None
-    want_start = (a.first_line - 1) if a.kind == "lines" else 0  # newlines before the span's first line
-    want_end = a.last_line if a.kind == "lines" else 0
+    # newlines before the span's first line, and up to its last (parse_address sets both for lines)
+    want_start = (a.first_line or 1) - 1 if a.kind == "lines" else 0
+    want_end = (a.last_line or 0) if a.kind == "lines" else 0
     h = blake3() if want_hash else None
     window = bytearray()
     pos = nl = 0
-    first_line = None
+    first_line: int | None = None
     span_nl = 0
     span_last = b""
     last = b""
@@ -405,7 +438,7 @@ def _locate(chunks, a, test_span, want_hash):
     return loc
 
 
-def _after_nth_newline(chunk, k):
+def _after_nth_newline(chunk: bytes, k: int) -> int:
     """The index just after the k-th newline of `chunk` (0 for k == 0); the caller knows there are k."""
     i = 0
     # Skip ahead by blocks counted at C speed, then step through the last block.
@@ -422,7 +455,7 @@ def _after_nth_newline(chunk, k):
     return i
 
 
-def _page_end(window, span_len, budget):
+def _page_end(window: bytearray, span_len: int, budget: int) -> int:
     """How many bytes of `window` (the start of a span of `span_len` bytes) one answer holds.
 
     The longest prefix within `budget` tokens ending at a line end, or at the span's end
@@ -430,7 +463,7 @@ def _page_end(window, span_len, budget):
     boundary.  Always at least one character, so paging makes progress."""
     from reflex import tokens
 
-    def fits(n):
+    def fits(n: int) -> bool:
         return tokens.count(bytes(window[:n]).decode("utf-8", "replace")) <= budget
 
     n = len(window)
@@ -469,18 +502,18 @@ def _page_end(window, span_len, budget):
     return max(cut, addr.ceil_utf8_boundary(window, 1))
 
 
-def _newlines(data):
+def _newlines(data: bytes | bytearray) -> Iterator[int]:
     i = data.find(b"\n")
     while i >= 0:
         yield i
         i = data.find(b"\n", i + 1)
 
 
-def _last_page(handle, lines):
+def _last_page(handle: str, lines: int) -> str:
     return addr.format_lines(handle, max(1, lines - 99), lines) if lines else handle
 
 
-def _redact_text(text):
+def _redact_text(text: str) -> tuple[str, int]:
     lines = text.split("\n")
     # After a final newline there is no line (address.py): an unterminated private key
     # block would otherwise turn that nothing into one more marker line.
@@ -490,7 +523,7 @@ def _redact_text(text):
     return "\n".join(red + tail), n
 
 
-def _quote(s):
+def _quote(s: str) -> str:
     import shlex
     return shlex.quote(s)
 

@@ -16,7 +16,7 @@ Every answer carries exactly one of two blocks:
         below raises on any other construction.
 """
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -51,7 +51,7 @@ class Miss(BaseModel):
     handle: str | None = None
 
     @model_validator(mode="after")
-    def _one_remedy(self):
+    def _one_remedy(self) -> "Miss":
         if self.reason in REFRESH:
             if not self.refresh or self.escalate_to:
                 raise ValueError("refresh-class miss %r needs `refresh` and no `escalate_to`" % self.reason)
@@ -68,10 +68,10 @@ class Answer(BaseModel):
     miss: Miss | None = None
 
     @model_validator(mode="after")
-    def _exactly_one(self):
+    def _exactly_one(self) -> "Answer":
         if (self.know is None) == (self.miss is None):
             raise ValueError("an answer carries exactly one of know / miss")
         return self
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

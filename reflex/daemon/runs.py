@@ -12,18 +12,25 @@ never counts the tokens of more than its first megabyte (follow.COUNT_LIMIT).  T
 digest header says what was kept and what was counted.
 """
 
+from __future__ import annotations
+
 import os
 import traceback
+from typing import TYPE_CHECKING, Any
 
 from reflex.shim import capture as capture_mod
 from reflex.daemon.follow import COUNT_LIMIT
+
+if TYPE_CHECKING:
+    from reflex.daemon.context import DaemonContext
+    from reflex.digest import Digest
 
 # A marker line is under 200 bytes; what the daemon reads of a capture is bounded by this much more.
 MARKER_ROOM = 512
 VIEW_COUNT_CHARS = 256 * 1024
 
 
-def read_capture(path, claim, limit):
+def read_capture(path: str, claim: dict[str, Any] | None, limit: int) -> tuple[bytes, capture_mod.Kept]:
     """-> (stored bytes, Kept).  Reads at most limit + MARKER_ROOM bytes of the file.
 
     `claim`: what ctx run says it kept (its run.finish fields); trusted only as far as
@@ -45,7 +52,7 @@ def read_capture(path, claim, limit):
     return first + note + last, capture_mod.Kept(total, len(first), len(note), len(last), elided)
 
 
-def _checked_claim(raw, claim):
+def _checked_claim(raw: bytes, claim: dict[str, Any] | None) -> capture_mod.Kept:
     whole = capture_mod.Kept(len(raw), len(raw))
     elided = _int(claim, "elided_bytes")
     if not elided:
@@ -59,18 +66,20 @@ def _checked_claim(raw, claim):
     return capture_mod.Kept(total, head, marker_len, tail, elided, (claim or {}).get("capture_error"))
 
 
-def _int(d, key):
+def _int(d: dict[str, Any] | None, key: str) -> int | None:
     v = (d or {}).get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
 class RunStore:
-    def __init__(self, ctx):
+    def __init__(self, ctx: DaemonContext) -> None:
         self.ctx = ctx
         self.limit = capture_mod.limit_from_env()
 
-    def finish(self, capture, family, exit_code, command, density, reason, view, cwd, uid=None, claim=None,
-               passthrough=False, rewritten=False):
+    def finish(self, capture: str, family: str, exit_code: int | None, command: str, density: str,
+               reason: str | None, view: str | None, cwd: str | None, uid: str | None = None,
+               claim: dict[str, Any] | None = None, passthrough: bool = False, rewritten: bool = False,
+               ) -> tuple[str, capture_mod.Kept, Digest | None, str | None, dict[str, Any]]:
         """-> (blob id, Kept, Digest | None, error text | None, extra data for the run event).
 
         passthrough: `ctx run --raw`, stored but not digested. rewritten: ctx run replaced
@@ -112,9 +121,9 @@ class RunStore:
                               "digest": round((t3 - t2) * 1000, 2), "counted_while_running": counted_while_running}
         return bid, kept, d, None, extra
 
-    def _baselines(self, raw, exit_code, command, view):
+    def _baselines(self, raw: bytes, exit_code: int | None, command: str, view: str | None) -> dict[str, Any]:
         """What the harness alone would have delivered (the savings baseline, counted exactly)."""
-        extra = {}
+        extra: dict[str, Any] = {}
         try:
             from reflex import tokens
             from reflex.harness.claude.truncation import harness_tokens

@@ -15,6 +15,8 @@ Lifecycle (the order matters, see each step):
      the ledger.
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import os
@@ -22,13 +24,15 @@ import signal
 import socket
 import struct
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from reflex import config as config_mod, paths as paths_mod
 from reflex.shim import spool
 from reflex import protocol
 from reflex.daemon.context import DaemonContext
-from reflex.daemon.ops import VERSION, Ops, error
+from reflex.daemon.ops import VERSION, Ops, Reply, error
 
 READ_TIMEOUT = 10.0
 SPOOL_SCAN_S = 1.0
@@ -40,7 +44,8 @@ RETENTION_EVERY_S = 600.0
 
 
 class Server:
-    def __init__(self, paths, *, log, idle_seconds=None, http_port=None):
+    def __init__(self, paths: paths_mod.Paths, *, log: Callable[[str], None], idle_seconds: float | None = None,
+                 http_port: int | None = None) -> None:
         self.paths = paths
         self.log = log
         self.ctx = DaemonContext(paths, log=log)
@@ -48,24 +53,24 @@ class Server:
             self.ctx.cfg.get("idle_seconds") or 1800)
         self.http_port = http_port if http_port is not None else int(self.ctx.cfg.get("http_port") or 0)
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxd-work")
-        self.inflight = set()
+        self.inflight: set[asyncio.Task[Any]] = set()
         self.last_activity = time.monotonic()
-        self.socket_inode = None
-        self.stopping = None
-        self._transient_failures = {}
-        self._died_on = None
+        self.socket_inode: int | None = None
+        self.stopping: asyncio.Event | None = None
+        self._transient_failures: dict[str, int] = {}
+        self._died_on: dict[str, int] | None = None
 
     # -- entry ----------------------------------------------------------------
-    def run(self):
+    def run(self) -> None:
         asyncio.run(self._main())
 
-    async def _main(self):
+    async def _main(self) -> None:
         loop = asyncio.get_running_loop()
         self.stopping = asyncio.Event()
         self.ops = Ops(self.ctx, loop, self.executor)
         self.ops.stop_requested = self.stopping.set
         self.spool_lock = asyncio.Lock()
-        self._spool_seen = -1
+        self._spool_seen: int | None = -1
         self.ops.drain_spool = self._drain_if_pending
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.stopping.set)
@@ -101,7 +106,7 @@ class Server:
         self.log("stopped")
 
     # -- listeners --------------------------------------------------------------
-    async def _listen_unix(self):
+    async def _listen_unix(self) -> asyncio.Server:
         # Every step goes through one verified descriptor of the run dir, so the
         # directory cannot be swapped for someone else's between the check and
         # the bind; a long path binds through that descriptor too (paths.py).
@@ -133,7 +138,7 @@ class Server:
             os.close(dir_fd)
         return server
 
-    async def _listen_http(self):
+    async def _listen_http(self) -> asyncio.Server | None:
         from reflex.daemon.http import HttpFront
         front = HttpFront(self, token=_read_token(self.paths.http_token))
         try:
@@ -147,8 +152,9 @@ class Server:
             self.http_port = 0
             return None
 
-    async def _on_unix(self, reader, writer):
+    async def _on_unix(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # called by asyncio.start_unix_server, inside its task
         self.inflight.add(task)
         try:
             sock = writer.get_extra_info("socket")
@@ -169,7 +175,7 @@ class Server:
             except Exception:
                 pass
 
-    async def _serve_frame(self, reader):
+    async def _serve_frame(self, reader: asyncio.StreamReader) -> bytes:
         self.last_activity = time.monotonic()
         try:
             line = await asyncio.wait_for(reader.readline(), READ_TIMEOUT)
@@ -197,7 +203,7 @@ class Server:
             return error("bad_request", "timed out reading the body").encode()
         return (await self.dispatch(hdr, body)).encode()
 
-    async def dispatch(self, hdr, body):
+    async def dispatch(self, hdr: dict[str, Any], body: bytes) -> Reply:
         try:
             return await self.ops.dispatch(hdr, body)
         except Exception as e:
@@ -205,7 +211,7 @@ class Server:
             return error("internal", "%s: %s" % (type(e).__name__, e), transient=_transient(e))
 
     # -- spool -------------------------------------------------------------------
-    async def _ingest_spool(self):
+    async def _ingest_spool(self) -> int:
         """Ingest spooled frames in arrival order; -> how many were committed.
 
         Every frame ends up in the ledger or in quarantine (spool.quarantine,
@@ -220,7 +226,7 @@ class Server:
           SPOOL_CRASHES_MAX attempts: the marker file names the frame in progress.
         """
         count = 0
-        suspect = None
+        suspect: tuple[str, int, Any] | None = None
         for path in spool.pending(self.paths.spool):
             try:
                 data = spool.read_frame(path, protocol.MAX_HEADER + protocol.MAX_BODY)
@@ -270,7 +276,7 @@ class Server:
                 self._quarantine(path, "%s: %s" % (reply.fields.get("error"), reply.fields.get("detail")))
         return count
 
-    def _mark_in_progress(self, path):
+    def _mark_in_progress(self, path: str | None) -> int:
         """Record the frame being ingested (None: none) -> how many times it was started,
         counting starts by earlier daemons that died before finishing it."""
         marker = os.path.join(self.paths.spool, spool.IN_PROGRESS)
@@ -297,7 +303,7 @@ class Server:
             pass
         return attempts
 
-    def _quarantine(self, path, reason):
+    def _quarantine(self, path: str, reason: str) -> None:
         try:
             where = spool.quarantine(path, reason)
         except OSError as e:
@@ -306,16 +312,17 @@ class Server:
         if where:
             self.log("spool frame quarantined as %s: %s" % (where, reason))
 
-    def _log_once(self, line):
+    def _log_once(self, line: str) -> None:
         # A condition that persists (disk full) is logged when it starts or changes,
         # not on every one-second scan.
         if line != getattr(self, "_last_logged", None):
             self._last_logged = line
             self.log(line)
 
-    async def _drain_if_pending(self):
+    async def _drain_if_pending(self) -> None:
         # One stat per live event instead of a listdir: the spool directory's
         # mtime moves whenever a shim adds a frame (or we remove one).
+        stamp: int | None
         try:
             stamp = os.stat(self.paths.spool).st_mtime_ns
         except OSError:
@@ -330,17 +337,17 @@ class Server:
         if n:
             self.log("ingested %d spooled frames before a live event" % n)
 
-    def _retention(self):
+    def _retention(self) -> list[str]:
         cfg = self.ctx.cfg
         # Recorded (committed) before the files go: a missing blob without a record was not us.
-        removed = self.ctx.blobs.evict(max_bytes=cfg.get("blob_max_bytes"),
+        removed: list[str] = self.ctx.blobs.evict(max_bytes=cfg.get("blob_max_bytes"),
                                        max_age_s=(cfg.get("blob_max_age_days") or 0) * 86400 or None,
                                        record=lambda rows: self.ctx.writer.submit_evictions(rows).result(60))
         if removed:
             self.log("retention evicted %d blobs" % len(removed))
         return removed
 
-    async def _housekeeping(self):
+    async def _housekeeping(self) -> None:
         last_retention = 0.0
         while True:
             await asyncio.sleep(SPOOL_SCAN_S)
@@ -362,18 +369,19 @@ class Server:
             if self.idle_seconds and time.monotonic() - self.last_activity > self.idle_seconds \
                     and not self.inflight:
                 self.log("idle for %ds; exiting" % self.idle_seconds)
+                assert self.stopping is not None  # set by _main before housekeeping starts
                 self.stopping.set()
                 return
 
     # -- status and socket ownership ---------------------------------------------
-    def _write_status(self, http_server):
+    def _write_status(self, http_server: asyncio.Server | None) -> None:
         config_mod.write_json_atomic(self.paths.status, {
             "pid": os.getpid(), "socket": self.paths.socket, "version": VERSION,
             "protocol": protocol.PROTOCOL, "started_at": time.time(), "ledger": self.paths.ledger,
             "http_port": self.http_port if http_server is not None else 0,
         })
 
-    def _remove_status(self):
+    def _remove_status(self) -> None:
         try:
             data = paths_mod.read_private_file(self.paths.status)
             if data is None or json.loads(data).get("pid") != os.getpid():
@@ -382,7 +390,7 @@ class Server:
         except (OSError, ValueError, AttributeError):
             pass
 
-    def _unlink_own_socket(self):
+    def _unlink_own_socket(self) -> None:
         # Only the daemon that owns a socket unlinks it: a successor may
         # already have renamed its own socket into place.
         try:
@@ -392,7 +400,7 @@ class Server:
             pass
 
 
-def _peer_is_us(sock):
+def _peer_is_us(sock: socket.socket | None) -> bool:
     if sock is None:
         return False
     try:
@@ -400,16 +408,16 @@ def _peer_is_us(sock):
     except OSError:
         return False
     _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    return bool(uid == os.getuid())
 
 
-def _read_token(path):
+def _read_token(path: str) -> str | None:
     # A token file another user could have written would be theirs to know.
     data = paths_mod.read_private_file(path, 4096)
     return (data.decode("utf-8", "replace").strip() or None) if data else None
 
 
-def _transient(exc):
+def _transient(exc: BaseException) -> bool:
     """Does this failure say something about the machine (disk full, ledger locked) rather
     than about the request?  Only those are worth retrying the same frame for."""
     import sqlite3

@@ -14,8 +14,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from reflex.digest.facts import Facts
     from reflex.digest.render import Digest
+    from reflex.digest.source import Kept
 
 __all__ = [
     "build_digest",
@@ -69,7 +72,7 @@ def build_digest(
     requested_view: str | None = None,
     cwd: str | None = None,
     raw_tokens: int | None = None,
-    kept=None,
+    kept: "Kept | None" = None,
     counted_bytes: int | None = None,
 ) -> "Digest":
     """The digest of one output.  Same raw, density, budget, reason and cwd -> identical bytes.
@@ -84,7 +87,7 @@ def build_digest(
     from reflex.digest import layout
     from reflex.digest.render import render
 
-    pending = raw_tokens
+    pending: int | Future[int] | None = raw_tokens
     if pending is None and len(raw) >= layout.ASYNC_COUNT_BYTES:
         pending = layout.count_raw_async(raw)
     facts = extract_facts(raw, family=family, exit_code=exit_code, command=command)

@@ -16,6 +16,7 @@ cuts a level only when even it does not fit, and then says what it cut.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
 from reflex.digest.facts import Diagnostic, Facts, Failure, Span
 from reflex.digest.layout import Group
@@ -48,7 +49,7 @@ def union(spans: list[Span | None]) -> Span | None:
     return (min(s[0] for s in real), max(s[1] for s in real))
 
 
-def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]):
+def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]) -> list[Callable[[], list[Group]]]:
     """One builder per level, each built at most once (a big census is only built if needed)."""
     from functools import lru_cache
 
@@ -134,7 +135,8 @@ def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
 def _names(members: list[Failure], src: "Source") -> str:
     """`FAIL file::test[p1] [p2] [p3]`: later parametrized ids by their bracket only."""
     head = failure_label(members[0], src)
-    rest = [show(m.id[len(_param_base(m)) :], 200) for m in members[1:]]
+    # (grouped: each has an id and a parametrized base)
+    rest = [show((m.id or "")[len(_param_base(m) or "") :], 200) for m in members[1:]]
     return " ".join([head] + rest)
 
 
@@ -288,7 +290,7 @@ def _notes(facts: Facts, src: "Source") -> list[Group]:
     return out
 
 
-def omission_note(src: "Source"):
+def omission_note(src: "Source") -> Callable[[str, int, Span | None], Group]:
     def make(category: str, n: int, span: Span | None) -> Group:
         where = src.hint(span).command if span else f"ctx get {src.handle}"
         hints = [src.hint(span)] if span else []

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from reflex.digest import census
 from reflex.digest.census import S_BUILD, S_DIAG_EVIDENCE, S_FAIL, S_HIGHLIGHT, S_RAW, show, show_path, union
@@ -24,8 +25,7 @@ from reflex.digest.layout import Elastic, Group, Plan, fit_head, fit_tail
 from reflex.digest.neutralize import clean_line
 from reflex.digest.profiles.generic import fold
 from reflex.digest.redact import redact_line
-
-from reflex.digest.source import Source
+from reflex.digest.source import HintRef, Source
 
 _KEY = re.compile(
     r"^(?:E\s|>\s)|Error|Exception|assert|panic|expected|Expected|[Rr]eceived|\bgot\b|\bwant\b|left|right"
@@ -69,13 +69,21 @@ def _program_lines(text: str) -> list[str]:
 # -- evidence (dense, inline) -------------------------------------------------------
 
 
-def _items(facts: Facts, src: "Source") -> list[tuple[tuple, Span | None, str | None, str | None, str | None]]:
+# (order, span, decoded detail, test id, (label, line) of a diagnostic's evidence block)
+_Item = tuple[tuple[int, ...], Span | None, str | None, str | None, tuple[str, int | None] | None]
+# A display item: (first line, last line, text, hint to the lines it stands for)
+_Shown = tuple[int, int, str, HintRef | None]
+# A plan's builder: the groups that fit in this many tokens.
+Builder = Callable[[int], list[Group]]
+
+
+def _items(facts: Facts, src: "Source") -> list[_Item]:
     """(order, span, decoded detail, test id, label) for everything that has detail to show.
 
     Failure evidence sits right under its census line; diagnostic evidence gets its own
     section, each block labelled with its location (the census may list them by code).
     """
-    items = []
+    items: list[_Item] = []
     for i, be in enumerate(facts.build_errors):
         items.append(((S_BUILD, i, 1), be.span, be.detail, None, None))
     for i, f in enumerate(facts.failures):
@@ -91,7 +99,7 @@ def _items(facts: Facts, src: "Source") -> list[tuple[tuple, Span | None, str | 
 MIN_EVIDENCE = 80  # below this a block is mostly its own "… more lines" hint
 
 
-def _evidence(facts: Facts, src: "Source", inline: bool):
+def _evidence(facts: Facts, src: "Source", inline: bool) -> Builder:
     """Evidence blocks shared equally; when the budget cannot give each one MIN_EVIDENCE
     tokens, the first ones get that much and one line says where the rest are."""
 
@@ -158,7 +166,8 @@ _HELP = re.compile(r"^\s*(?:=\s*)?(?:help|hint|note|suggestion):", re.IGNORECASE
 _DIAG_NOISE = re.compile(r"^\s*(?:-->|\|\s*$|[\w./-]+[:(]\d+)")
 
 
-def _evidence_group(src, order, span, detail, test_id, alloc, inline, label=None) -> Group | None:
+def _evidence_group(src: "Source", order: tuple[int, ...], span: Span | None, detail: str | None, test_id: str | None,
+                    alloc: int, inline: bool, label: tuple[str, int | None] | None = None) -> Group | None:
     if detail is not None:
         body = _program_lines(detail)
         first_line = 0
@@ -171,8 +180,9 @@ def _evidence_group(src, order, span, detail, test_id, alloc, inline, label=None
     # Rules and block titles (`____ test_x ____`) repeat what the census line already says.
     numbered = [(k, s) for k, s in enumerate(body) if s.strip() and not set(s.strip()) <= set("_=-")
                 and not _TITLE.match(s)]
+    label_text = ""
     if label is not None:
-        label, diag_line = label
+        label_text, diag_line = label
         # A diagnostic block: its first line is the census line; keep the code frame and help.
         numbered = [(k, s) for k, s in numbered[1:] if not _DIAG_NOISE.match(s)]
         if not inline:
@@ -188,7 +198,7 @@ def _evidence_group(src, order, span, detail, test_id, alloc, inline, label=None
     if not lines:
         return None
     if label is not None:
-        lines.insert(0, "  " + label)
+        lines.insert(0, "  " + label_text)
         numbered.insert(0, numbered[0])
     if fit_head(lines, alloc) == len(lines):
         return Group(order, lines)
@@ -235,7 +245,7 @@ def _generic_detail(facts: Facts, src: "Source", highlight_share: float, head_ra
     return [Elastic(highlight_share, _highlights(facts, src)), Elastic(1.0, _excerpt(src, head_ratio, folded=True))]
 
 
-def _highlights(facts: Facts, src: "Source"):
+def _highlights(facts: Facts, src: "Source") -> Builder:
     def build(alloc: int) -> list[Group]:
         groups: list[Group] = []
         spent = 0
@@ -262,14 +272,14 @@ def _highlights(facts: Facts, src: "Source"):
     return build
 
 
-def _display(src: "Source", first: int, last: int, folded: bool) -> list[tuple]:
+def _display(src: "Source", first: int, last: int, folded: bool) -> list[_Shown]:
     """(first line, last line, text) display items for lines[first:last], folding repeated templates.
 
     A run of 3+ lines with one template shows its first line and a note with the run's
     length and, from 10 lines up, a hint to the lines it stands for."""
     if not folded:
         return [(i, i + 1, src.line(i), None) for i in range(first, last)]
-    items = []
+    items: list[_Shown] = []
     for i, n, _ in fold(src.out.lines, first, last):
         if n >= 3:
             items.append((i, i + 1, src.line(i), None))
@@ -281,7 +291,7 @@ def _display(src: "Source", first: int, last: int, folded: bool) -> list[tuple]:
     return items
 
 
-def _excerpt(src: "Source", head_ratio: float, folded: bool):
+def _excerpt(src: "Source", head_ratio: float, folded: bool) -> Builder:
     def build(alloc: int) -> list[Group]:
         n = len(src.out)
         if n == 0:
@@ -322,7 +332,7 @@ def _excerpt(src: "Source", head_ratio: float, folded: bool):
 # -- requested view ---------------------------------------------------------------------------
 
 
-def _view(src: "Source", view: str):
+def _view(src: "Source", view: str) -> Builder:
     def build(alloc: int) -> list[Group]:
         raw_lines = view.rstrip("\n").split("\n")
         n = len(raw_lines)

@@ -43,7 +43,9 @@ _CARGO_DOCTEST = re.compile(r"\S+\.rs - %s(?:, %s)* \(line \d+\)" % (_RUST_ITEM,
 
 
 def _fits(rx: re.Pattern[str], s: str | None) -> bool:
-    return bool(s) and len(s) <= MAX_ID and rx.fullmatch(s) is not None
+    if not s:
+        return False
+    return len(s) <= MAX_ID and rx.fullmatch(s) is not None
 
 
 def pytest_nodeid(s: str | None) -> bool:

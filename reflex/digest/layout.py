@@ -24,7 +24,7 @@ from typing import Callable
 from reflex import tokens
 from reflex.digest.facts import Facts, Span
 
-from reflex.digest.source import HintRef, Source
+from reflex.digest.source import HintRef, Kept, Source
 
 # Outputs above this are tokenized in two halves on two threads (tiktoken
 # releases the GIL): the raw count is the largest single cost of a 5 MB digest.
@@ -53,7 +53,7 @@ def count_raw(raw: bytes) -> int:
     return left.result() + right
 
 
-def count_raw_async(raw: bytes) -> Future:
+def count_raw_async(raw: bytes) -> Future[int]:
     """count_raw on a worker thread: tiktoken releases the GIL, so parsing runs alongside."""
     return _pool_get().submit(_count_in_parts, raw)
 
@@ -110,7 +110,7 @@ def counts_text(facts: Facts) -> str:
     return "counts not reported"
 
 
-def scope_text(kept, counted) -> str:
+def scope_text(kept: Kept | None, counted: int | None) -> str:
     """What the header's numbers cover when not the whole output: what an elided capture
     kept, and the bytes the raw token count covers."""
     parts = []
@@ -122,7 +122,7 @@ def scope_text(kept, counted) -> str:
     return "; ".join(parts)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB"):
         if n < 1024:
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -131,7 +131,7 @@ def _size(n: int) -> str:
 
 
 def header(facts: Facts, mode: str, reason: str | None, raw_tokens: int, delivered: int, handle: str,
-           truncated: bool, footer: bool = False, kept=None, counted: int | None = None) -> str:
+           truncated: bool, footer: bool = False, kept: Kept | None = None, counted: int | None = None) -> str:
     from reflex.digest.neutralize import clean_line
 
     if facts.recognized:

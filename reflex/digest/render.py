@@ -83,8 +83,8 @@ def render(
     reason: str | None = None,
     requested_view: str | None = None,
     cwd: str | None = None,
-    raw_tokens: "int | Future | None" = None,
-    kept=None,
+    raw_tokens: "int | Future[int] | None" = None,
+    kept: "layout.Kept | None" = None,
     counted_bytes: int | None = None,
 ) -> Digest:
     """`raw_tokens`: the raw output's o200k count if the caller already has it (counted while
@@ -146,7 +146,8 @@ def _census_is_content(facts: Facts) -> bool:
     return facts.recognized and bool(facts.diagnostics) and not facts.failures and not facts.build_errors
 
 
-def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -> Digest | None:
+def _passthrough(facts: Facts, src: Source, density: str, budget: int, reason: str | None, raw_tokens: int,
+                 why: str) -> Digest | None:
     body = "\n".join(src.lines(0, len(src.out)))
     if reason is None:
         # Passed through unchanged (only cleaned and redacted): the agent sees everything, so a
@@ -171,7 +172,8 @@ def _passthrough(facts, src: Source, density, budget, reason, raw_tokens, why) -
                   passthrough=True, reason=reason)
 
 
-def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reason, raw_tokens) -> Digest:
+def _pack(facts: Facts, src: Source, plan: "layout.Plan", density: str, budget: int, reason: str | None,
+          raw_tokens: int) -> Digest:
     mode = density
     # Upper bound of the header: the largest numbers it can show, and the truncated flag.
     probe = layout.header(facts, mode, reason, raw_tokens, budget, src.handle, True, kept=src.kept,
@@ -182,12 +184,11 @@ def _pack(facts: Facts, src: Source, plan: "layout.Plan", density, budget, reaso
         chosen, omitted = layout.pack(plan, src, body_budget - slack)
         truncated = bool(omitted) or any(g.truncates for g in chosen)
         body = "\n".join(line for g in chosen for line in g.lines)
-        text, n = layout.with_header(
-            lambda delivered, truncated=truncated: layout.header(facts, mode, reason, raw_tokens, delivered,
-                                                                  src.handle, truncated, kept=src.kept,
-                                                                  counted=src.counted),
-            body,
-        )
+        def make_header(delivered: int, truncated: bool = truncated) -> str:
+            return layout.header(facts, mode, reason, raw_tokens, delivered, src.handle, truncated, kept=src.kept,
+                                 counted=src.counted)
+
+        text, n = layout.with_header(make_header, body)
         if n <= budget:
             hints = [h for g in chosen for h in g.hints]
             return Digest(text, n, raw_tokens, truncated, facts.profile, density, budget, src.handle, hints,

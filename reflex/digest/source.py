@@ -7,6 +7,7 @@ read a Source and make HintRefs, and this module imports none of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from blake3 import blake3
 
@@ -30,14 +31,28 @@ class HintRef:
         return format_hint(self.address, self.b3)
 
 
+class Kept(Protocol):
+    """What an elided capture kept (a reflex.shim.capture.Kept; a protocol, since digest
+    imports only the top level)."""
+
+    @property
+    def total(self) -> int: ...
+    @property
+    def head(self) -> int: ...
+    @property
+    def tail(self) -> int: ...
+    @property
+    def elided(self) -> int: ...
+
+
 class Source:
     """The raw output as the renderer quotes it: cleaned, redacted lines and hints into its bytes."""
 
     def __init__(self, raw: bytes, handle: str, cwd: str | None = None):
         self.raw = raw
         self.handle = handle
-        self.kept = None  # a reflex.shim.capture.Kept when raw is the kept part of an elided output
-        self.counted = None  # bytes the raw token count covers, when fewer than raw
+        self.kept: Kept | None = None  # a reflex.shim.capture.Kept when raw is the kept part of an elided output
+        self.counted: int | None = None  # bytes the raw token count covers, when fewer than raw
         # Paths under the command's directory are shown relative to it (display only).
         self.cwd = cwd.rstrip("/") + "/" if cwd and cwd.startswith("/") and cwd != "/" else None
         self.out = Output.of(raw)

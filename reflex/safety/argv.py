@@ -10,12 +10,66 @@ without disclosing it, `--exclude` is a pattern, `--include`/`--glob` is a file 
 (heredocs, here-strings, `echo ... |`), and the string-literal scan for interpreter code.
 """
 
+from __future__ import annotations
+
 import re
 
 from reflex.safety import lex as L
 from reflex.safety.paths import basename_kind, glob_regex, pattern_is_secret
 from reflex.safety.model import Finding
 from reflex.safety.words import Arg, command_name, merge_pieces
+
+# Annotation-only imports and names (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
+
+    from reflex.safety.model import Allowed, Ctx, Part, Piece, Stage, Token, Variant, Word
+
+    class Walker(Protocol):
+        """The walker every handler is given (reflex.safety.shell.Scan): the policy's values,
+        what the walk has seen so far, and the checks.  A protocol, so the handlers need not
+        import the walker's module, which imports theirs."""
+
+        home: str           # "" when unknown
+        root: str | None
+        tmp: Sequence[str]
+        allowed: Allowed
+        ctx_home: str | None
+        loaded: str | None
+        nest: int
+        trees: list[str | None]
+        redacting: int
+        stdout_moved: bool
+        names: set[str]
+        wrote: bool
+
+        def command(self, text: str, ctx: Ctx) -> Finding | None: ...
+        def dispatch(self, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None: ...
+        def subs(self, parts: Sequence[Part], ctx: Ctx) -> Finding | None: ...
+        def sub_tokens(self, toks: list[Token], ctx: Ctx) -> Finding | None: ...
+        def arg(self, parts: Sequence[Part], ctx: Ctx) -> Arg: ...
+        def assign(self, parts: Sequence[Part], ctx: Ctx) -> None: ...
+        def env_option(self, name: str, value: object) -> None: ...
+        def shell_option(self, name: str) -> None: ...
+        def resolve(self, text: str, ctx: Ctx) -> str: ...
+        def read(self, arg: Arg, verb: str, ctx: Ctx, rule: str = ..., split: bool = ...,
+                 dirs: bool = ...) -> Finding | None: ...
+        def read_path(self, text: str, verb: str, ctx: Ctx, rule: str = ..., dirs: bool = ...) -> Finding | None: ...
+        def taint(self, text: str, ctx: Ctx, many: bool = ...) -> None: ...
+        def real(self, path: str, ctx: Ctx) -> str: ...
+        def tree(self, arg: Arg, verb: str, ctx: Ctx, transforms: bool = ..., rule: str = ...) -> Finding | None: ...
+        def tree_root(self, root: str | None, shown: str, verb: str, ctx: Ctx, transforms: bool = ...,
+                      rule: str = ...) -> Finding | None: ...
+        def write(self, arg: Arg, verb: str, ctx: Ctx, delete: bool = ...) -> Finding | None: ...
+        def load(self, arg: Arg, ctx: Ctx) -> None: ...
+
+    # A command's handler: (walker, command name, its arguments, shell state, its stdin, how many
+    # wrappers deep) -> the first broken rule, or None.
+    Handler = Callable[[Walker, str, list[Arg], Ctx, "Stdin", int], Finding | None]
+    # An option as `opts` parses it: (flag or None for an operand, its value, the argument itself).
+    Opt = tuple[str | None, Arg | None, Arg]
 
 MAX_HOPS = 8
 
@@ -59,14 +113,15 @@ class Stdin:
 
     __slots__ = ("prev", "redirs")
 
-    def __init__(self, redirs, prev):
+    def __init__(self, redirs: list[Token], prev: Stage | None) -> None:
         self.redirs = redirs
         self.prev = prev
 
-    def text(self):
+    def text(self) -> str | None:
         for r in reversed(self.redirs):
             if r[1] in ("<<", "<<-") and r[4] is not None:
-                return r[4]
+                body: str = r[4]
+                return body
             if r[1] == "<<<" and r[3]:
                 return L.literal(r[3])
             if r[1] == "<":
@@ -84,14 +139,14 @@ class Stdin:
                     return Stdin(redirs, None).text()
         return None
 
-    def from_program(self):
+    def from_program(self) -> bool:
         """True when stdin is another program's output or a file: text the analysis lacks."""
         if self.text() is not None:
             return False
         return self.prev is not None or any(
             r[1] == "<" and any(p[0] == L.SUB for p in (r[3] or ())) for r in self.redirs)
 
-    def words(self):
+    def words(self) -> list[str]:
         """Static non-option operands of the previous pipeline stage (for xargs)."""
         if not self.prev:
             return []
@@ -103,11 +158,12 @@ class Stdin:
         return out[:64]
 
 
-def dump(scan, verb):
+def dump(scan: Walker, verb: str) -> Finding:
+    assert scan.loaded is not None  # every caller checks that a secret file was sourced
     return Finding("secret-env-dump", scan.loaded, scan.loaded, verb, "env")
 
 
-def run_rest(scan, args, ctx, stdin, hops):
+def run_rest(scan: Walker, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     """Dispatch args[0] as a command with args[1:] (after a wrapper)."""
     if not args:
         return None
@@ -117,7 +173,7 @@ def run_rest(scan, args, ctx, stdin, hops):
     return scan.dispatch(command_name(head.static), args[1:], ctx, stdin, hops + 1)
 
 
-def rule_for(name):
+def rule_for(name: str) -> str:
     if name in COPY_RULE:
         return "secret-copy"
     if name in EXFIL_RULE:
@@ -128,9 +184,10 @@ def rule_for(name):
 # -- option parsing -------------------------------------------------------------------
 
 
-def opts(args, short_val="", long_val=frozenset(), stop=False):
+def opts(args: Sequence[Arg], short_val: str = "", long_val: frozenset[str] | set[str] = frozenset(),
+         stop: bool = False) -> list[Opt]:
     """Parse args into (flag, value Arg|None, arg) triples; operands have flag None."""
-    out = []
+    out: list[Opt] = []
     i, n = 0, len(args)
     only = False
     while i < n:
@@ -172,7 +229,8 @@ def opts(args, short_val="", long_val=frozenset(), stop=False):
     return out
 
 
-def apply_role(scan, role, val, verb, ctx, rule, dirs=False):
+def apply_role(scan: Walker, role: str | None, val: Arg | None, verb: str, ctx: Ctx, rule: str,
+               dirs: bool = False) -> Finding | None:
     if val is None or role in ("key", "pattern"):
         return None
     if role == "load":
@@ -187,7 +245,7 @@ def apply_role(scan, role, val, verb, ctx, rule, dirs=False):
     return scan.read(val, verb, ctx, rule, dirs=dirs)
 
 
-def glob_filter(scan, val, verb, ctx, rule="secret-read"):
+def glob_filter(scan: Walker, val: Arg, verb: str, ctx: Ctx, rule: str = "secret-read") -> Finding | None:
     """`--include=.env` / `rg -g '*.pem'`: a file filter that selects secrets is a read."""
     s = val.static
     if not s or s.startswith("!"):
@@ -205,9 +263,9 @@ def glob_filter(scan, val, verb, ctx, rule="secret-read"):
     return None
 
 
-def glob_pieces(text):
+def glob_pieces(text: str) -> Variant:
     """A glob written as a plain string (find -name '*.pem') as pattern pieces."""
-    pieces = []
+    pieces: list[Piece] = []
     buf = ""
     i = 0
     while i < len(text):
@@ -235,7 +293,7 @@ def glob_pieces(text):
     return tuple(pieces)
 
 
-def chdir(scan, ctx, val):
+def chdir(scan: Walker, ctx: Ctx, val: Arg | None) -> Ctx:
     c = ctx.copy()
     if val is None or val.static is None:
         c.cwd = None
@@ -262,7 +320,7 @@ vimdiff ex ed red emacs emacsclient nano gdb lldb""".split())
 _WORDS = re.compile(r"[^\s'\"`(),;=<>|&{}\[\]]+")
 
 
-def generic(scan, name, args, ctx, rule=None):
+def generic(scan: Walker, name: str, args: Sequence[Arg], ctx: Ctx, rule: str | None = None) -> Finding | None:
     """Every argument may be a path the command reads; see the module docstring."""
     rule = rule or rule_for(name)
     dirs = name in DIR_READERS
@@ -294,7 +352,7 @@ def generic(scan, name, args, ctx, rule=None):
     return None
 
 
-def operand(scan, name, a, ctx, rule, dirs=False):
+def operand(scan: Walker, name: str, a: Arg, ctx: Ctx, rule: str, dirs: bool = False) -> Finding | None:
     """An argument of a command that reads its arguments: a path, or text naming paths.
 
     Code passed as an argument (`sqlite3 db "select readfile('.env')"`, `duckdb -c
@@ -325,7 +383,7 @@ NON_READER_FILES = {
 }
 
 
-def non_reader_files(scan, name, args, ctx):
+def non_reader_files(scan: Walker, name: str, args: Sequence[Arg], ctx: Ctx) -> Finding | None:
     flags = NON_READER_FILES.get(name)
     if not flags:
         return None
@@ -343,7 +401,7 @@ def non_reader_files(scan, name, args, ctx):
     return None
 
 
-def code_scan(scan, code, verb, ctx, rx=_LITERALS):
+def code_scan(scan: Walker, code: str | None, verb: str, ctx: Ctx, rx: re.Pattern[str] = _LITERALS) -> Finding | None:
     """String literals in interpreter code that name secret files are reads of them."""
     if not code:
         return None
@@ -374,7 +432,7 @@ _WALKS = re.compile(r"\b(?:os\.walk|walk\(|glob\(|iglob\(|rglob\(|\.glob\(|listd
                     r"fs\.readdir|readdirSync|Deno\.readDir|globSync)")
 
 
-def replace_braces(a, placeholder, token="{}"):
+def replace_braces(a: Arg, placeholder: list[Variant], token: str = "{}") -> Arg:
     s = a.static
     if s is None or token not in s or not placeholder:
         return a
@@ -383,7 +441,7 @@ def replace_braces(a, placeholder, token="{}"):
                 for p in placeholder], dyn=True)
 
 
-def writes_only(scan, name, args, ctx):
+def writes_only(scan: Walker, name: str, args: Sequence[Arg], ctx: Ctx) -> Finding | None:
     for a in args:
         if a.static is not None and a.static.startswith("-"):
             continue

@@ -11,6 +11,8 @@ variable builtins, and the secret-env-dump rule (a secret file sourced, then the
 environment or a variable printed in the same command line).
 """
 
+from __future__ import annotations
+
 from reflex.safety import nested as X
 from reflex.safety import files as F
 from reflex.safety import lex as L
@@ -18,6 +20,16 @@ from reflex.safety import readers as R
 from reflex.safety.argv import MAX_HOPS, NON_READER_FILES, Stdin, dump, generic, non_reader_files
 from reflex.safety.paths import basename_kind
 from reflex.safety.words import FROM_OUTPUT, command_name, is_assignment
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from reflex.safety.argv import Handler, Walker
+    from reflex.safety.model import Ctx, Finding, Stage, Token, Word
+    from reflex.safety.words import Arg
+
 
 SAFE_VARS = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM",
                        "LANG", "TMPDIR", "HOSTNAME", "SHLVL", "?", "$", "#", "!", "-", "0", "@",
@@ -35,7 +47,7 @@ umask shopt bind disown fg bg logout let getopts caller enable suspend times cal
 hostname nproc free ps top htop pgrep pidof seq yes tty locale echo printf
 """.split())
 
-def run_simple(scan, words, redirs, ctx, prev):
+def run_simple(scan: Walker, words: list[Word], redirs: list[Token], ctx: Ctx, prev: Stage | None) -> Finding | None:
     if not words and not redirs:
         return None
     for w in words:
@@ -82,7 +94,7 @@ def run_simple(scan, words, redirs, ctx, prev):
     return f or _redirects(scan, redirs, ctx)
 
 
-def _secret_as_command(scan, name_arg, ctx):
+def _secret_as_command(scan: Walker, name_arg: Arg, ctx: Ctx) -> Finding | None:
     """A secret file named where a command goes. Nobody runs .env; but the walker lexes a
     glob group as a subshell, so `cat @(.env)` (bash extglob), `cat (.env|x)` (zsh) and
     `cat *(.env)` (ksh) arrive here with the file in command position."""
@@ -97,7 +109,7 @@ def _secret_as_command(scan, name_arg, ctx):
     return scan.read(name_arg, "glob group", ctx, split=False)
 
 
-def _expands_secret_var(words):
+def _expands_secret_var(words: Sequence[Word]) -> bool:
     for parts in words:
         for kind, text, _ in parts:
             if kind == L.SUB or (kind == L.DYN and text not in SAFE_VARS):
@@ -105,7 +117,7 @@ def _expands_secret_var(words):
     return False
 
 
-def _redirects(scan, redirs, ctx):
+def _redirects(scan: Walker, redirs: list[Token], ctx: Ctx) -> Finding | None:
     for r in redirs:
         op, target = r[1], r[3]
         if target is None or op in ("<<", "<<-", "<<<"):
@@ -124,7 +136,7 @@ def _redirects(scan, redirs, ctx):
     return None
 
 
-def handle(scan, name, args, ctx, stdin, hops):
+def handle(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if hops > MAX_HOPS:
         return None
     if len(scan.names) < 64:
@@ -139,45 +151,45 @@ def handle(scan, name, args, ctx, stdin, hops):
     return generic(scan, name, args, ctx)
 
 
-def h_cd(scan, name, args, ctx, stdin, hops):
+def h_cd(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if name == "popd":
         ctx.cwd = None
-        return
+        return None
     ops = [a for a in args if a.static is None or not a.static.startswith("-") or a.static == "-"]
     if not ops:
         ctx.cwd = scan.home or ctx.cwd
-        return
+        return None
     s = ops[0].static
     if s is None or s == "-":
         ctx.cwd = None
     else:
         p = scan.resolve(s, ctx)
         ctx.cwd = p if p.startswith("/") else None
-    return
+    return None
 
 
-def h_declare(scan, name, args, ctx, stdin, hops):
-    dump = True
+def h_declare(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
+    lists = True        # no assignment, or a listing flag: prints variables (their values)
     for a in args:
         s = a.static
         if s is None:
-            dump = False
+            lists = False
             continue
         if s.startswith(("-", "+")):
             if name in ("declare", "typeset", "local", "readonly") and "p" not in s and "x" not in s:
-                dump = False
+                lists = False
             continue
-        dump = False
+        lists = False
         var, eq, val = s.partition("=")
         if eq and var.isidentifier():
             ctx.vars[var] = [(("lit", val),)]
             scan.env_option(var, val)
-    if dump and scan.loaded and name != "local":
+    if lists and scan.loaded and name != "local":
         return dump(scan, name)
     return None
 
 
-def h_dumpers(scan, name, args, ctx, stdin, hops):
+def h_dumpers(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     statics = [a.static or "" for a in args]
     if name == "set" and "-o" in statics:
         h_shopt(scan, "setopt", args, ctx, stdin, hops)
@@ -190,7 +202,7 @@ def h_dumpers(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_shopt(scan, name, args, ctx, stdin, hops):
+def h_shopt(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     """`shopt -s dotglob`, zsh `setopt globdots` / `set -o globdots`: remembered for globs."""
     statics = [a.static or "" for a in args]
     if name == "shopt" and "-s" not in statics:
@@ -201,19 +213,21 @@ def h_shopt(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_read(scan, name, args, ctx, stdin, hops):
+def h_read(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for a in args:
         if a.static and a.static.isidentifier():
             ctx.vars[a.static] = [(FROM_OUTPUT,)]     # `find . | while read f; do cat "$f"`
+    return None
 
 
-def h_unset(scan, name, args, ctx, stdin, hops):
+def h_unset(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for a in args:
         if a.static:
             ctx.vars.pop(a.static, None)
+    return None
 
 
-HANDLERS = {
+HANDLERS: dict[str, Handler] = {
     "env": X.h_env,
     "eval": X.h_eval, "source": X.h_source, ".": X.h_source, "trap": X.h_trap, "alias": X.h_alias,
     "virtualenv": X.h_virtualenv,

@@ -15,8 +15,15 @@ expands to at most MAX_MATCHES names after at most MAX_LISTED directory entries;
 the walker falls back to judging the pattern by name.
 """
 
+from __future__ import annotations
+
 import os
 import stat
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 MAX_MATCHES = 512
 MAX_LISTED = 20000
@@ -26,11 +33,11 @@ MAX_LISTED = 20000
 # changed (a component replaced by a symlink) is resolved again; the daemon saves the
 # lstat() per path component of realpath on every check, the shim (one check) gains nothing
 # and loses nothing.
-_DIRS = {}
+_DIRS: dict[str, tuple[str, tuple[int, int] | None]] = {}
 _DIRS_MAX = 512
 
 
-def _identity(path):
+def _identity(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -38,7 +45,7 @@ def _identity(path):
     return (st.st_dev, st.st_ino)
 
 
-def real_dir(head):
+def real_dir(head: str) -> tuple[str, bool]:
     """-> (real path of the directory, whether it exists)."""
     hit = _DIRS.get(head)
     ident = _identity(head)
@@ -56,10 +63,10 @@ class Disk:
 
     __slots__ = ("_dirs",)
 
-    def __init__(self):
-        self._dirs = {}
+    def __init__(self) -> None:
+        self._dirs: dict[str, tuple[str, bool]] = {}
 
-    def real(self, path):
+    def real(self, path: str) -> str:
         """The path with every symlink resolved (`path` absolute; may not exist)."""
         if not path.startswith("/") or path.startswith(("/proc/", "/dev/")):
             return path
@@ -86,20 +93,20 @@ class Disk:
         except (OSError, ValueError):
             return path
 
-    def isdir(self, path):
+    def isdir(self, path: str) -> bool | None:
         """True / False, or None when the path does not exist (or cannot be checked)."""
         try:
             return stat.S_ISDIR(os.stat(path).st_mode)
         except (OSError, ValueError):
             return None
 
-    def expand(self, components, dotglob):
+    def expand(self, components: list[str | re.Pattern[str]], dotglob: bool) -> list[str] | None:
         """Paths a glob expands to, as bash would: `components` is the absolute pattern split
         on "/", each either a literal name or a compiled regex. None when over budget."""
         found = [""]
         listed = 0
         for comp in components:
-            nxt = []
+            nxt: list[str] = []
             if isinstance(comp, str):
                 for base in found:
                     p = base + "/" + comp

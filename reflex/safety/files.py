@@ -8,16 +8,30 @@ dd of=, tar -c -f / tar -x -C, zip/unzip/7z, curl -o / wget -O and their uploads
 Stdlib only.
 """
 
+from __future__ import annotations
+
 import re
 
 from reflex.safety.argv import chdir, opts
 from reflex.safety.words import Arg
 
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False):
+    from reflex.safety.argv import Stdin, Walker
+    from reflex.safety.model import Ctx, Finding
+
+
+
+def _copy_like(scan: Walker, name: str, args: list[Arg], ctx: Ctx, short_val: str, long_val: frozenset[str],
+               delete_sources: bool = False) -> Finding | None:
     target_dir = None
     dirs_only = False
     operands = []
+    sources: list[Arg]
+    dest: Arg | None
     for flag, val, a in opts(args, short_val, long_val):
         if flag is None:
             operands.append(a)
@@ -49,17 +63,17 @@ def _copy_like(scan, name, args, ctx, short_val, long_val, delete_sources=False)
     return scan.write(dest, name, ctx) if dest is not None else None
 
 
-def h_cp(scan, name, args, ctx, stdin, hops):
+def h_cp(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     return _copy_like(scan, name, args, ctx, "tS",
                       frozenset({"--target-directory", "--suffix"}), delete_sources=(name == "mv"))
 
 
-def h_install(scan, name, args, ctx, stdin, hops):
+def h_install(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     return _copy_like(scan, name, args, ctx, "tSmog",
                       frozenset({"--target-directory", "--suffix", "--mode", "--owner", "--group"}))
 
 
-def _remote(a):
+def _remote(a: Arg) -> bool:
     s = a.static
     if s is None:
         return False
@@ -75,7 +89,7 @@ _RSYNC_LONG = frozenset("""--rsh --exclude --include --exclude-from --include-fr
 --usermap --groupmap --address --protocol --stop-after --stop-at --max-delete""".split())
 
 
-def h_transfer(scan, name, args, ctx, stdin, hops):
+def h_transfer(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if name == "rsync":
         parsed = opts(args, "eTfBM", _RSYNC_LONG)
     else:
@@ -105,7 +119,7 @@ def h_transfer(scan, name, args, ctx, stdin, hops):
     return None if _remote(dest) else scan.write(dest, name, ctx)
 
 
-def h_tee(scan, name, args, ctx, stdin, hops):
+def h_tee(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for flag, val, a in opts(args):
         if flag is None:
             f = scan.write(a, name, ctx)
@@ -114,7 +128,7 @@ def h_tee(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_rm(scan, name, args, ctx, stdin, hops):
+def h_rm(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for flag, val, a in opts(args, "ns" if name == "shred" else "",
                              frozenset({"--iterations", "--size", "--random-source"})):
         if flag is None:
@@ -135,7 +149,7 @@ _WRITE_SPECS = {
 }
 
 
-def h_writes(scan, name, args, ctx, stdin, hops):
+def h_writes(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     short_val, long_val = _WRITE_SPECS[name]
     for flag, val, a in opts(args, short_val, long_val):
         if flag is None:
@@ -151,7 +165,7 @@ _CHMOD_FLAGS = re.compile(r"-[cfvRHLPh]+\Z")
 _CHATTR_MODE = re.compile(r"[+\-=][aAcCdDeFijmPsStTux]+\Z")
 
 
-def h_chmod(scan, name, args, ctx, stdin, hops):
+def h_chmod(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     operands = []
     reference = False
     i = 0
@@ -177,7 +191,7 @@ def h_chmod(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_dd(scan, name, args, ctx, stdin, hops):
+def h_dd(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for a in args:
         s = a.static or ""
         if s.startswith("if="):
@@ -217,7 +231,7 @@ _CURL_DATA = frozenset({"-d", "--data", "--data-ascii", "--data-binary", "--data
                         "-H", "--header", "--variable"})
 
 
-def h_curl(scan, name, args, ctx, stdin, hops):
+def h_curl(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for flag, val, a in opts(args, _CURL_VAL, _CURL_LONG):
         f = None
         if flag is None:
@@ -237,13 +251,13 @@ def h_curl(scan, name, args, ctx, stdin, hops):
             if m:
                 f = scan.read_path(m.group(1), name, ctx, "secret-exfil")
         elif flag == "--url" and (val.static or "").startswith("file://"):
-            f = scan.read_path(val.static[7:], name, ctx, "secret-exfil")
+            f = scan.read_path((val.static or "")[7:], name, ctx, "secret-exfil")
         if f:
             return f
     return None
 
 
-def h_wget(scan, name, args, ctx, stdin, hops):
+def h_wget(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for flag, val, a in opts(args, "OoaPiUeTtwQlARDIXB",
                              frozenset({"--output-document", "--output-file", "--append-output",
                                         "--directory-prefix", "--input-file", "--post-file",
@@ -273,7 +287,7 @@ _TAR_LONG = frozenset("""--file --directory --files-from --exclude-from --listed
 --to-command --suffix""".split())
 
 
-def h_tar(scan, name, args, ctx, stdin, hops):
+def h_tar(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if args and args[0].static and args[0].static[0] != "-" and args[0].static.isalpha():
         args = [Arg.of("-" + args[0].static)] + args[1:]
     mode = None
@@ -314,7 +328,7 @@ def h_tar(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def _members_to_stdout(scan, name, members, ctx):
+def _members_to_stdout(scan: Walker, name: str, members: Sequence[Arg], ctx: Ctx) -> Finding | None:
     """`tar -xOf x.tgz .env`, `unzip -p x.zip`: archive members printed. A member named like a
     secret is a read of it; all members at once is a read of whatever was archived (a tree)."""
     for a in members:
@@ -326,7 +340,7 @@ def _members_to_stdout(scan, name, members, ctx):
     return None
 
 
-def h_zip(scan, name, args, ctx, stdin, hops):
+def h_zip(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     operands = []
     i, n = 0, len(args)
     while i < n:
@@ -355,7 +369,7 @@ def h_zip(scan, name, args, ctx, stdin, hops):
     return scan.write(operands[0], name, ctx) if operands[0].static != "-" else None
 
 
-def h_unzip(scan, name, args, ctx, stdin, hops):
+def h_unzip(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     operands = []
     to_stdout = False
     for flag, val, a in opts(args, "dxP", frozenset()):
@@ -370,9 +384,9 @@ def h_unzip(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_7z(scan, name, args, ctx, stdin, hops):
+def h_7z(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     operands = [a for a in args if not (a.static or "x").startswith("-")]
-    outdir = next((a.static[2:] for a in args if (a.static or "").startswith("-o")), None)
+    outdir = next(((a.static or "")[2:] for a in args if (a.static or "").startswith("-o")), None)
     if not operands:
         return None
     cmd = operands[0].static

@@ -23,8 +23,19 @@ Work is capped: more than `MAX_TOKENS` tokens or `MAX_DEPTH` nested substitution
 `Overflow`, which the caller turns into a conservative decision.
 """
 
+from __future__ import annotations
+
 import re
+
 from reflex.errors import CtxError
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from reflex.safety.model import Part, Token
 
 LIT, QLIT, GLOB, BRACE, TILDE, DYN, SUB = range(7)
 
@@ -39,10 +50,10 @@ class Overflow(CtxError):
 class Budget:
     __slots__ = ("tokens",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.tokens = 0
 
-    def spend(self, n=1):
+    def spend(self, n: int = 1) -> None:
         self.tokens += n
         if self.tokens > MAX_TOKENS:
             raise Overflow("too many tokens")
@@ -65,18 +76,18 @@ REDIRECT_OPS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", 
 _WORD_END = frozenset(" \t\n\r\f\v|&;<>()")
 
 
-def lex(s, budget=None, depth=0):
+def lex(s: str, budget: Budget | None = None, depth: int = 0) -> list[Token]:
     """Tokens of the whole string `s` (see module docstring)."""
     toks, _ = _lex(s, 0, depth, budget or Budget(), False)
     return toks
 
 
-def _lex(s, i, depth, budget, in_paren):
+def _lex(s: str, i: int, depth: int, budget: Budget, in_paren: bool) -> tuple[list[Token], int]:
     if depth > MAX_DEPTH:
         raise Overflow("nesting too deep")
     n = len(s)
-    toks = []
-    pending = []  # heredoc redirect tokens waiting for their body
+    toks: list[Token] = []
+    pending: list[list[Any]] = []  # heredoc redirect tokens waiting for their body
     while i < n:
         c = s[i]
         if c in " \t\r\f\v":
@@ -102,7 +113,7 @@ def _lex(s, i, depth, budget, in_paren):
                 if pending:
                     _heredoc_bodies(s, n, pending, depth, budget)
                 return toks, i + 1
-            op = _OP.match(s, i).group()
+            op = _OP.match(s, i).group()  # type: ignore[union-attr]  # every character of "|&;()<>" starts an operator
             i += len(op)
             if op in REDIRECT_OPS:
                 i = _redirect(s, i, op, None, toks, pending, depth, budget)
@@ -111,7 +122,7 @@ def _lex(s, i, depth, budget, in_paren):
             continue
         m = _FD.match(s, i)
         if m and not s.startswith("(", m.end() + 1):
-            op = _OP.match(s, m.end()).group()
+            op = _OP.match(s, m.end()).group()  # type: ignore[union-attr]  # _FD ends before a "<" or ">"
             i = _redirect(s, m.end() + len(op), op, int(m.group()[:6]), toks, pending, depth, budget)
             continue
         parts, i = _word(s, i, depth, budget)
@@ -121,7 +132,8 @@ def _lex(s, i, depth, budget, in_paren):
     return toks, i
 
 
-def _redirect(s, i, op, fd, toks, pending, depth, budget):
+def _redirect(s: str, i: int, op: str, fd: int | None, toks: list[Token], pending: list[list[Any]], depth: int,
+              budget: Budget) -> int:
     n = len(s)
     while i < n and s[i] in " \t":
         i += 1
@@ -130,7 +142,7 @@ def _redirect(s, i, op, fd, toks, pending, depth, budget):
         return i
     start = i
     parts, i = _word(s, i, depth, budget)
-    tok = ["r", op, fd, parts, None, False, None, ()]
+    tok: list[Any] = ["r", op, fd, parts, None, False, None, ()]
     if op in ("<<", "<<-"):
         raw = s[start:i]
         tok[3] = None
@@ -141,7 +153,7 @@ def _redirect(s, i, op, fd, toks, pending, depth, budget):
     return i
 
 
-def _heredoc_bodies(s, i, pending, depth, budget):
+def _heredoc_bodies(s: str, i: int, pending: list[list[Any]], depth: int, budget: Budget) -> int:
     """Read the bodies of the heredocs opened on the line that just ended."""
     n = len(s)
     for tok in pending:
@@ -168,17 +180,17 @@ def _heredoc_bodies(s, i, pending, depth, budget):
         tok[4] = body
         if not tok[5] and ("$" in body or "`" in body):
             # An unquoted heredoc expands substitutions before the command reads it.
-            parts = []
+            parts: list[Part] = []
             _dq(body, 0, parts, depth, budget, _HD_PLAIN, None)
             tok[7] = tuple(p for p in parts if p[0] == SUB)
         i = nxt
     return i
 
 
-def _word(s, i, depth, budget):
+def _word(s: str, i: int, depth: int, budget: Budget) -> tuple[list[Part], int]:
     """Lex one word starting at `i`; returns (parts, index after the word)."""
     n = len(s)
-    parts = []
+    parts: list[Part] = []
     while i < n:
         c = s[i]
         if c in _WORD_END:
@@ -227,10 +239,11 @@ def _word(s, i, depth, budget):
             i += 1
         elif c == "~":
             if not parts or (len(parts) == 1 and parts[0][0] == LIT and parts[0][1].endswith("=")):
-                m = _TILDE.match(s, i)
-                end = m.end()
+                tm = _TILDE.match(s, i)
+                assert tm is not None  # _TILDE matches any "~"
+                end = tm.end()
                 if end >= n or s[end] == "/" or s[end] in _WORD_END or s[end] == ":":
-                    parts.append((TILDE, m.group(1), None))
+                    parts.append((TILDE, tm.group(1), None))
                     i = end
                     continue
             parts.append((LIT, "~", None))
@@ -241,7 +254,8 @@ def _word(s, i, depth, budget):
     return parts, i
 
 
-def _dq(s, i, parts, depth, budget, plain, end):
+def _dq(s: str, i: int, parts: list[Part], depth: int, budget: Budget, plain: re.Pattern[str],
+        end: str | None) -> int:
     """Double-quoted text from `i` (or a whole unquoted heredoc body when end is None)."""
     n = len(s)
     while i < n:
@@ -272,7 +286,7 @@ def _dq(s, i, parts, depth, budget, plain, end):
     return n
 
 
-def _dollar(s, i, parts, depth, budget, quoted):
+def _dollar(s: str, i: int, parts: list[Part], depth: int, budget: Budget, quoted: bool) -> int:
     n = len(s)
     nx = s[i + 1:i + 2]
     if nx == "(":
@@ -307,7 +321,7 @@ def _dollar(s, i, parts, depth, budget, quoted):
     return i + 1
 
 
-def _param(inner, parts, depth, budget, quoted):
+def _param(inner: str, parts: list[Part], depth: int, budget: Budget, quoted: bool) -> None:
     m = _PARAM.match(inner)
     if m and (m.end() == len(inner) or (inner[m.end()] == "[" and inner.endswith("]"))):
         parts.append((DYN, m.group(), (quoted, None)))   # ${x} or an element of array x
@@ -322,15 +336,15 @@ def _param(inner, parts, depth, budget, quoted):
     # Anything else (${#x}, ${x/a/b}, ${!x}) has an unknowable value, but any substitution
     # inside it still runs.
     if "$" in inner or "`" in inner:
-        sub = []
+        sub: list[Part] = []
         _dq(inner, 0, sub, depth, budget, _HD_PLAIN, None)
         parts.extend(p for p in sub if p[0] == SUB)
     parts.append((DYN, "", (quoted, None)))
 
 
-def _word_all(text, depth, budget):
+def _word_all(text: str, depth: int, budget: Budget) -> tuple[list[Part], int]:
     """Parts of `text` lexed as one word that may contain blanks (a ${x:-default})."""
-    parts = []
+    parts: list[Part] = []
     i = 0
     n = len(text)
     while i < n:
@@ -343,7 +357,7 @@ def _word_all(text, depth, budget):
     return parts, n
 
 
-def _backtick(s, i, parts, depth, budget):
+def _backtick(s: str, i: int, parts: list[Part], depth: int, budget: Budget) -> int:
     n = len(s)
     j = i + 1
     buf = []
@@ -359,7 +373,7 @@ def _backtick(s, i, parts, depth, budget):
     return j + 1
 
 
-def _match_close(s, i, open_ch, close_ch, count):
+def _match_close(s: str, i: int, open_ch: str, close_ch: str, count: int) -> int:
     """Index just past the `count` closing characters that balance the ones already open."""
     n = len(s)
     level = count
@@ -382,8 +396,8 @@ def _match_close(s, i, open_ch, close_ch, count):
     return n
 
 
-def _ansi_c(body):
-    def repl(m):
+def _ansi_c(body: str) -> str:
+    def repl(m: re.Match[str]) -> str:
         e = m.group(1)
         h = e[0]
         try:
@@ -402,7 +416,7 @@ def _ansi_c(body):
     return _ANSI.sub(repl, body)
 
 
-def literal(parts):
+def literal(parts: Sequence[Part]) -> str | None:
     """The value of a word made only of literal parts, else None."""
     out = []
     for kind, text, _ in parts:
@@ -413,8 +427,9 @@ def literal(parts):
     return "".join(out)
 
 
-def plain_literal(parts):
+def plain_literal(parts: Sequence[Part]) -> str | None:
     """The text of a word of unquoted literal parts only (reserved words), else None."""
     if len(parts) == 1 and parts[0][0] in (LIT, BRACE):
-        return parts[0][1]
+        text: str = parts[0][1]
+        return text
     return None

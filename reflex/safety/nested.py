@@ -8,6 +8,8 @@ scripts on stdin), `xargs` and `find -exec` substitute what they would pass (`ec
 xargs cat`, `find . -name .env -exec cat {} ;`), and `find -delete` is a delete.
 """
 
+from __future__ import annotations
+
 from reflex.safety.argv import (
     LONG_ROLES,
     Stdin,
@@ -25,6 +27,13 @@ from reflex.safety.argv import (
 )
 from reflex.safety.model import Ctx
 from reflex.safety.words import Arg, listing_dir
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from reflex.safety.argv import Walker
+    from reflex.safety.model import Finding, Variant
+
 
 # name: (short options with a value, long options with a value, positionals to skip,
 #        required subcommands or None, {flag: role})
@@ -97,14 +106,14 @@ WRAPPERS = {
 }
 
 
-def wrapper(scan, name, args, ctx, stdin, hops):
+def wrapper(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     short_val, long_val, skip, subcmds, roles = WRAPPERS[name]
     i, n = 0, len(args)
     if subcmds is not None:
         if not args or args[0].static not in subcmds:
             return generic(scan, name, args, ctx)
         i = 1
-    shell = None
+    shell: Arg | None = None
     while i < n:
         s = args[i].static
         if s is None:
@@ -113,11 +122,11 @@ def wrapper(scan, name, args, ctx, stdin, hops):
             i += 1
             break
         if s.startswith("--") or (s.startswith("-") and len(s) > 1):
-            pairs = []
+            pairs: list[tuple[str, Arg | None]] = []
             if s.startswith("--"):
-                flag, eq, val = s.partition("=")
+                flag, eq, value = s.partition("=")
                 if eq:
-                    pairs.append((flag, Arg.of(val)))
+                    pairs.append((flag, Arg.of(value)))
                 elif flag in long_val:
                     pairs.append((flag, args[i + 1] if i + 1 < n else None))
                     i += 1
@@ -166,7 +175,7 @@ def wrapper(scan, name, args, ctx, stdin, hops):
     return run_rest(scan, args[i:], ctx, stdin, hops)
 
 
-def h_env(scan, name, args, ctx, stdin, hops):
+def h_env(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     while i < n:
         s = args[i].static
@@ -211,7 +220,7 @@ def h_env(scan, name, args, ctx, stdin, hops):
 # -- shells and code ------------------------------------------------------------------
 
 
-def h_shell(scan, name, args, ctx, stdin, hops):
+def h_shell(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     has_c = False
     while i < n:
@@ -222,8 +231,8 @@ def h_shell(scan, name, args, ctx, stdin, hops):
             i += 1
             break
         if s in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            if s in ("-o", "-O") and i + 1 < n and args[i + 1].static:
-                scan.shell_option(args[i + 1].static)
+            if s in ("-o", "-O") and i + 1 < n and (option := args[i + 1].static):
+                scan.shell_option(option)
             i += 2
             continue
         if s[0] == "-" and not s.startswith("--") and "c" in s[1:]:
@@ -261,26 +270,27 @@ def h_shell(scan, name, args, ctx, stdin, hops):
     return unknown_code(scan, name, ctx) if stdin.from_program() else None
 
 
-def unknown_code(scan, verb, ctx):
+def unknown_code(scan: Walker, verb: str, ctx: Ctx) -> Finding | None:
     """A script the analysis cannot see (`... | sh`, `eval "$(...)"`, `python -c "$X"` from a
     program): it may read anything, so its output goes through redaction like a tree read."""
     return scan.tree_root(None, verb, verb, ctx)
 
 
-def h_eval(scan, name, args, ctx, stdin, hops):
+def h_eval(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if not args:
         return None
     if any(a.static is None for a in args):
         return unknown_code(scan, name, ctx) if any(a.from_output() for a in args) else None
-    return scan.command(" ".join(a.static for a in args), ctx.copy())
+    return scan.command(" ".join(a.static or "" for a in args), ctx.copy())  # (all static: checked above)
 
 
-def h_source(scan, name, args, ctx, stdin, hops):
+def h_source(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if args:
         scan.load(args[0], ctx)
+    return None
 
 
-def h_alias(scan, name, args, ctx, stdin, hops):
+def h_alias(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     for a in args:
         s = a.static
         if s and "=" in s and not s.startswith("-"):
@@ -290,7 +300,7 @@ def h_alias(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_trap(scan, name, args, ctx, stdin, hops):
+def h_trap(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if args and args[0].static and not args[0].static.startswith("-"):
         return scan.command(args[0].static, ctx.copy())
     return None
@@ -320,7 +330,7 @@ INTERPRETERS = {
 _ATTACHED_ONLY = {"perl": "MmlF0dDVxCi", "ruby": "iFKEx"}
 
 
-def h_interp(scan, name, args, ctx, stdin, hops):
+def h_interp(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     code_l, val_l, inplace_l, code_long, val_long = INTERPRETERS[name]
     attached_only = _ATTACHED_ONLY.get(name, "")
     codes = []
@@ -402,7 +412,7 @@ def h_interp(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_ctx(scan, name, args, ctx, stdin, hops):
+def h_ctx(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     """`ctx run [--raw] -- CMD...`: CMD runs through ctx's runner, which redacts the values of
     secret files from its output; so recursive reads inside are allowed (if their output
     reaches the capture as lines), everything else is judged as if CMD ran directly.
@@ -423,10 +433,10 @@ def h_ctx(scan, name, args, ctx, stdin, hops):
     if any(a.static is None for a in rest):
         return generic(scan, "command", rest, ctx)
     if len(rest) == 1:
-        text = rest[0].static
+        text = rest[0].static or ""     # (all static: checked above)
     else:
         import shlex
-        text = shlex.join(a.static for a in rest)
+        text = shlex.join(a.static or "" for a in rest)
     scan.redacting += 1
     try:
         return scan.command(text, ctx.copy())
@@ -434,11 +444,11 @@ def h_ctx(scan, name, args, ctx, stdin, hops):
         scan.redacting -= 1
 
 
-def h_virtualenv(scan, name, args, ctx, stdin, hops):
+def h_virtualenv(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     return writes_only(scan, name, args, ctx)
 
 
-def h_deno(scan, name, args, ctx, stdin, hops):
+def h_deno(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if args and args[0].static == "eval":
         codes = [a.static for a in args[1:] if a.static and not a.static.startswith("-")]
         return code_scan(scan, codes[0] if codes else "", name, ctx)
@@ -451,7 +461,7 @@ _FIND_VALUE = frozenset("""-path -ipath -wholename -iwholename -regex -iregex -l
 -newerat -newermm -regextype""".split())
 
 
-def h_find(scan, name, args, ctx, stdin, hops):
+def h_find(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     while i < n and args[i].static in ("-H", "-L", "-P"):
         i += 1
@@ -462,14 +472,15 @@ def h_find(scan, name, args, ctx, stdin, hops):
         starts.append(args[i])
         i += 1
     starts = starts or [Arg.of(".")]
-    names, execs = [], []
+    names: list[str] = []
+    execs: list[list[Arg]] = []
     delete = False
     j = i
     while j < n:
         s = args[j].static
         if s in ("-name", "-iname"):
-            if j + 1 < n and args[j + 1].static is not None:
-                names.append(args[j + 1].static)
+            if j + 1 < n and (name_glob := args[j + 1].static) is not None:
+                names.append(name_glob)
             j += 2
             continue
         if s in _FIND_VALUE:
@@ -498,7 +509,7 @@ def h_find(scan, name, args, ctx, stdin, hops):
                 return f
     if not execs:
         return None
-    placeholder = []
+    placeholder: list[Variant] = []
     for st in starts:
         if st.static is None:
             continue
@@ -515,22 +526,24 @@ def h_find(scan, name, args, ctx, stdin, hops):
         # Whatever the name filters say, what find passes can be a symlink to a secret, or a
         # file a filter did not foresee: a command that reads what it is given reads the tree.
         for st in starts:
-            base = scan.resolve(st.static, ctx) if st.static is not None else ctx.cwd
-            if _reads_given_file(scan, cmd, ctx, hops, base, "{}"):
+            start = scan.resolve(st.static, ctx) if st.static is not None else ctx.cwd
+            if _reads_given_file(scan, cmd, ctx, hops, start, "{}"):
                 f = scan.tree(st, "find -exec " + (cmd[0].static or "command") if cmd else "find", ctx)
                 if f:
                     return f
     return None
 
 
-def _reads_given_file(scan, cmd, ctx, hops, base, token=None):
+def _reads_given_file(scan: Walker, cmd: list[Arg], ctx: Ctx, hops: int, base: str | None,
+                      token: str | None = None) -> bool:
     """Whether `cmd` prints the content of the file it is handed (as `token`, else appended):
     asked by running its handler, in a throwaway analysis, on a file named like a secret."""
     if not cmd or not base:
         return False
-    probe = type(scan)(scan.home, scan.root, scan.tmp, _never, scan.ctx_home)
+    # A fresh walker of the walker's own class (shell.Scan), whose constructor the protocol leaves out.
+    probe = type(scan)(scan.home, scan.root, scan.tmp, _never, scan.ctx_home)  # type: ignore[call-arg]
     probe.nest = scan.nest
-    sample = [(("lit", base.rstrip("/") + "/.env"),)]
+    sample: list[Variant] = [(("lit", base.rstrip("/") + "/.env"),)]
     if token is not None:
         args = [replace_braces(a, sample, token) for a in cmd]
     else:
@@ -542,12 +555,12 @@ def _reads_given_file(scan, cmd, ctx, hops, base, token=None):
     return f is not None and f.rule in ("secret-read", "secret-env-dump")
 
 
-def _never(path):
+def _never(path: str) -> bool:
     return False
 
 
-def h_xargs(scan, name, args, ctx, stdin, hops):
-    replace = None
+def h_xargs(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
+    replace: str | None = None
     parsed = opts(args, "adEILnPs", frozenset({"--arg-file", "--delimiter", "--eof", "--max-lines",
                                                "--max-args", "--max-procs", "--max-chars",
                                                "--process-slot-var"}), stop=True)
@@ -585,7 +598,7 @@ def h_xargs(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def _listing_root(scan, stdin, ctx):
+def _listing_root(scan: Walker, stdin: Stdin, ctx: Ctx) -> str | None:
     """The directory the names piped in come from: `find DIR ...`'s DIR, else the cwd (the
     command that printed them is unknown); None when that directory is unknown."""
     if not stdin.prev:
@@ -599,11 +612,11 @@ def _listing_root(scan, stdin, ctx):
     return scan.real(path, ctx) if path.startswith("/") else None
 
 
-def h_ssh(scan, name, args, ctx, stdin, hops):
+def h_ssh(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     operands = [a for flag, val, a in opts(args, "iFopJlLRDbcEemOQSWwB", stop=True) if flag is None]
     if len(operands) < 2:
         return None
     words = [a.static for a in operands[1:]]
     if any(w is None for w in words):
         return None
-    return scan.command(" ".join(words), Ctx(None, {}))
+    return scan.command(" ".join(w or "" for w in words), Ctx(None, {}))  # (all static: checked above)

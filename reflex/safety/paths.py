@@ -29,9 +29,18 @@ A name keeps its kind under the decorations editors and tools add to copies: `.e
 `credentials.json (1)` are what they copy.
 """
 
+from __future__ import annotations
+
 import functools
 import posixpath
 import re
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from reflex.safety.model import Piece
 
 _ENV_SAFE = frozenset({"example", "sample", "template", "dist", "schema", "defaults", "tmpl", "tpl"})
 _KEY_EXT = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx")
@@ -102,7 +111,7 @@ _DECORATION_EXT = frozenset("""bak backup bk old orig save sav saved tmp temp co
 un~ kate-swp dpkg-old dpkg-dist dpkg-bak rpmsave rpmnew ucf-old ucf-dist merge local base remote""".split())
 
 
-def _maybe_decorated(low):
+def _maybe_decorated(low: str) -> bool:
     """Cheap pre-check for _DECORATION (a regex anchored at the end scans the whole name)."""
     last = low[-1]
     if last in "~#)_0123456789" or low[0] == "#" or low.startswith((".#", "copy of ")):
@@ -112,7 +121,7 @@ def _maybe_decorated(low):
     return " copy" in low or "-copy" in low or "_copy" in low
 
 
-def _undecorated(low):
+def _undecorated(low: str) -> list[str]:
     """The names a decorated copy stands for: `#.env#` -> `.env`, `.id_rsa.swp` -> `id_rsa`."""
     out = []
     for _ in range(4):
@@ -139,7 +148,7 @@ _MAYBE_SECRET = re.compile(r"env|id_|key|pem|p12|pfx|jks|store|ppk|kdbx|netrc|cr
                            r"|vault|secret|tfstate|account")
 
 
-def basename_kind(name):
+def basename_kind(name: str) -> str | None:
     """Secret kind of a file name wherever it lives (editor backups included), else None."""
     low = name.lower()
     if not low or not _MAYBE_SECRET.search(low):
@@ -156,7 +165,7 @@ def basename_kind(name):
     return _plain_kind(low)
 
 
-def _plain_kind(low):
+def _plain_kind(low: str) -> str | None:
     if low == ".env" or low == ".envrc":
         return "env"
     if low.startswith(".env."):
@@ -177,7 +186,7 @@ def _plain_kind(low):
     return None
 
 
-def secret_kind(path, home, ctx_home=None):
+def secret_kind(path: str | None, home: str | None, ctx_home: str | None = None) -> str | None:
     """Secret kind of a normalized path (absolute, or relative when the cwd is unknown)."""
     if not path:
         return None
@@ -225,7 +234,7 @@ def secret_kind(path, home, ctx_home=None):
 _CTX_STORE = ("blobs", "captures", "spool")
 
 
-def _ctx_kind(path, ctx_home):
+def _ctx_kind(path: str, ctx_home: str) -> str | None:
     if path == ctx_home:
         return "dir"
     if not path.startswith(ctx_home + "/"):
@@ -237,18 +246,18 @@ def _ctx_kind(path, ctx_home):
     return "store" if top in _CTX_STORE else None
 
 
-def is_under(path, directory):
+def is_under(path: str, directory: str) -> bool:
     """True when `path` is `directory` or lies below it (both normalized)."""
     if directory == "/":
         return path.startswith("/")
     return path == directory or path.startswith(directory + "/")
 
 
-def is_device_sink(path):
+def is_device_sink(path: str) -> bool:
     return path in _DEVICE_SINKS or path.startswith("/dev/fd/") or path.startswith("/proc/self/fd/")
 
 
-def is_outside(path, root, home, tmp_dirs):
+def is_outside(path: str, root: str | None, home: str | None, tmp_dirs: Iterable[str]) -> bool:
     """True when writing (or deleting) `path` leaves the project root and the temp dirs.
 
     The root and the temp dirs themselves count as inside (`cp x /tmp`); the caller decides
@@ -270,7 +279,7 @@ def is_outside(path, root, home, tmp_dirs):
     return top in SYSTEM_TOP
 
 
-def glob_regex(pieces):
+def glob_regex(pieces: Iterable[Piece] | Iterable[list[str]]) -> str:
     """Regex source for a path pattern given as (kind, text) pieces.
 
     kind "lit" is literal text, "glob" an unquoted glob token (`*`, `?`, `[...]`), "any" an
@@ -300,7 +309,7 @@ def glob_regex(pieces):
     return "".join(out)
 
 
-def _bracket(body):
+def _bracket(body: str) -> str:
     """A regex class for a glob bracket body; ranges that are not ascending become literals."""
     neg = body[:1] in ("!", "^")
     if neg:
@@ -320,12 +329,12 @@ def _bracket(body):
     return ("[^/" if neg else "[") + "".join(items) + "]"
 
 
-def _cls_char(c):
+def _cls_char(c: str) -> str:
     return "\\" + c if c in "\\]^-[" else c
 
 
 @functools.lru_cache(maxsize=256)   # a pure function of its arguments: caching changes no answer
-def pattern_reps(home, cwd, dirs=False):
+def pattern_reps(home: str | None, cwd: str | None, dirs: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Representative secret paths and neutral paths to test a pattern against.
 
     dirs=True adds the secret directories themselves (~/.ssh, ~/.aws), for recursive readers.
@@ -352,7 +361,8 @@ def pattern_reps(home, cwd, dirs=False):
     return tuple(secret), tuple(p for p in neutral if not secret_kind(p, home))
 
 
-def pattern_is_secret(regex_src, basename_src, home, cwd, dirs=False):
+def pattern_is_secret(regex_src: str | None, basename_src: str | None, home: str | None, cwd: str | None,
+                      dirs: bool = False) -> str | None:
     """Whether a path pattern can name a secret, and names nothing neutral.
 
     `regex_src` matches whole absolute paths (None when the pattern is relative and the cwd
@@ -373,7 +383,7 @@ def pattern_is_secret(regex_src, basename_src, home, cwd, dirs=False):
     return None
 
 
-def normalize(path):
+def normalize(path: str) -> str:
     """posixpath.normpath without the POSIX `//` special case."""
     p = posixpath.normpath(path)
     if p.startswith("//"):

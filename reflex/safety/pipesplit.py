@@ -17,18 +17,20 @@ runs as written.
 stdlib-only.
 """
 
+from __future__ import annotations
+
 import os
 
 SLICERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "cut", "wc",
                      "sort", "uniq", "less", "more", "cat", "tr", "nl", "column", "fold"})
 
 
-def _scan(command):
+def _scan(command: str) -> list[tuple[str, int]] | None:
     """Top-level pipe positions, or None when the command is not a simple pipeline tail."""
     pipes = []
     i, n = 0, len(command)
     depth = 0  # $( ... ), ( ... ), ` ... ` nesting
-    quote = None
+    quote: str | None = None
     while i < n:
         c = command[i]
         if quote == "'":
@@ -73,7 +75,7 @@ def _scan(command):
     return pipes
 
 
-def _is_slicer(stage):
+def _is_slicer(stage: str) -> bool:
     import shlex
     if "`" in stage or "$(" in stage:
         return False
@@ -99,13 +101,13 @@ def _is_slicer(stage):
     return True
 
 
-def split(command):
+def split(command: str) -> tuple[str, str] | None:
     """-> (producer, slicer) or None.  `slicer` is every trailing slicer stage, as written."""
     point = split_point(command)
     return (point[0], point[2]) if point else None
 
 
-def split_point(command):
+def split_point(command: str) -> tuple[str, str, str, int] | None:
     """-> (producer, pipe, slicer, slicer stages) or None.
 
     `pipe` is "|" or "|&" as written; `producer + " " + pipe + " " + slicer` runs as the command did."""

@@ -76,6 +76,8 @@ with reflex.safety.nested / _files / _readers (per-command semantics), reflex.sa
 (the conservative default and option parsing), reflex.safety.paths (which paths).
 """
 
+from __future__ import annotations
+
 import os
 import re
 
@@ -84,17 +86,25 @@ from reflex.safety.paths import basename_kind, is_outside, normalize, secret_kin
 from reflex.safety.model import Ctx
 from reflex.safety.shell import Scan
 
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, Self
+
+    from reflex.safety.model import Allowed, Finding
+
 MAX_COMMAND_CHARS = 262144   # longer command lines get the conservative mention scan only
 
 RULES = ("secret-read", "secret-copy", "secret-exfil", "secret-env-dump", "secret-write",
          "write-outside-root", "delete-outside-root", "unverifiable")
 
 
-def _default_tmp_dirs():
+def _default_tmp_dirs() -> tuple[str, ...]:
     return tmp_dirs_for(os.environ.get("TMPDIR"))
 
 
-def tmp_dirs_for(tmpdir):
+def tmp_dirs_for(tmpdir: object) -> tuple[str, ...]:
     """The scratch dirs for a given $TMPDIR (the hook's, which the daemon does not share)."""
     dirs = ["/tmp", "/var/tmp"]
     t = tmpdir if isinstance(tmpdir, str) else ""
@@ -105,7 +115,7 @@ def tmp_dirs_for(tmpdir):
     return tuple(dirs)
 
 
-def _norm_dir(p):
+def _norm_dir(p: object) -> str | None:
     if isinstance(p, bytes):
         p = p.decode("utf-8", "surrogateescape")
     if not isinstance(p, str) or not p.startswith("/"):
@@ -123,32 +133,32 @@ class _Frozen:
     """
 
     __slots__ = ()
-    _fields = ()
+    _fields: tuple[str, ...] = ()
 
-    def _values(self):
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, f) for f in self._fields)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("cannot assign to field %r of a frozen %s" % (name, type(self).__name__))
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("cannot delete field %r of a frozen %s" % (name, type(self).__name__))
 
-    def __eq__(self, other):
-        if type(other) is not type(self):
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Frozen) or type(other) is not type(self):
             return NotImplemented
         return self._values() == other._values()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self).__name__,) + self._values())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "%s(%s)" % (type(self).__name__, ", ".join("%s=%r" % (f, getattr(self, f)) for f in self._fields))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
         return (type(self), self._values())
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> Self:
         kw = {f: getattr(self, f) for f in self._fields}
         kw.update(changes)
         return type(self)(**kw)
@@ -167,9 +177,17 @@ class SafetyPolicy(_Frozen):
 
     __slots__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home", "token_files")
     _fields = __slots__
-    __match_args__ = __slots__
+    __match_args__ = ("project_root", "home", "tmp_dirs", "allow", "ctx_home", "token_files")
 
-    def __init__(self, project_root, home, tmp_dirs=None, allow=(), ctx_home=None, token_files=()):
+    project_root: str | None
+    home: str                   # "" when unknown
+    tmp_dirs: tuple[str, ...]
+    allow: tuple[str, ...]
+    ctx_home: str | None
+    token_files: tuple[str, ...]
+
+    def __init__(self, project_root: object, home: object, tmp_dirs: Sequence[object] | None = None,
+                 allow: Sequence[object] = (), ctx_home: object = None, token_files: Sequence[object] = ()) -> None:
         if tmp_dirs is None:
             tmp_dirs = _default_tmp_dirs()
         tmps = tmp_dirs if isinstance(tmp_dirs, (tuple, list)) else ()
@@ -190,23 +208,27 @@ class Denial(_Frozen):
 
     __slots__ = ("rule", "target", "reason")
     _fields = __slots__
-    __match_args__ = __slots__
+    __match_args__ = ("rule", "target", "reason")
 
-    def __init__(self, rule, target, reason):
+    rule: str
+    target: str
+    reason: str
+
+    def __init__(self, rule: str, target: str, reason: str) -> None:
         init = object.__setattr__
         init(self, "rule", rule)
         init(self, "target", target)
         init(self, "reason", reason)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, str]:
         return {"rule": self.rule, "target": self.target, "reason": self.reason}
 
-    def to_json(self):
+    def to_json(self) -> str:
         """Canonical JSON (sorted keys, compact): byte-identical for equal denials."""
         import json
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
-    def hook_output(self):
+    def hook_output(self) -> dict[str, dict[str, str]]:
         """The PreToolUse answer that denies the call (claude-code-hooks §1.6)."""
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": self.reason}}
@@ -223,9 +245,16 @@ class Redact(_Frozen):
 
     __slots__ = ("rule", "roots", "reason", "tool_input", "read_only")
     _fields = __slots__
-    __match_args__ = __slots__
+    __match_args__ = ("rule", "roots", "reason", "tool_input", "read_only")
 
-    def __init__(self, rule, roots, reason, tool_input=None, read_only=False):
+    rule: str
+    roots: tuple[str | None, ...]   # None: a tree whose root is unknown
+    reason: str
+    tool_input: dict[str, Any] | None
+    read_only: bool
+
+    def __init__(self, rule: str, roots: Iterable[str | None], reason: str, tool_input: dict[str, Any] | None = None,
+                 read_only: bool = False) -> None:
         init = object.__setattr__
         init(self, "rule", rule)
         init(self, "roots", tuple(roots))
@@ -233,25 +262,25 @@ class Redact(_Frozen):
         init(self, "tool_input", tool_input)
         init(self, "read_only", bool(read_only))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, str]:
         return {"rule": self.rule, "target": " ".join(r or "?" for r in self.roots), "reason": self.reason}
 
 
 # -- public entry points --------------------------------------------------------------
 
-def check_command(command, cwd, policy):
+def check_command(command: object, cwd: object, policy: SafetyPolicy) -> Denial | None:
     """Denial for a shell command line run in `cwd`, or None. Never raises."""
     v = assess_command(command, cwd, policy)
     return v if isinstance(v, Denial) else None
 
 
-def check_tool(tool_name, tool_input, cwd, policy):
+def check_tool(tool_name: object, tool_input: object, cwd: object, policy: SafetyPolicy) -> Denial | None:
     """Denial for a Claude Code tool call, or None (unknown tools: None). Never raises."""
     v = assess_tool(tool_name, tool_input, cwd, policy)
     return v if isinstance(v, Denial) else None
 
 
-def assess_command(command, cwd, policy):
+def assess_command(command: object, cwd: object, policy: SafetyPolicy) -> Denial | Redact | None:
     """Denial, Redact or None for a shell command line run in `cwd`. Never raises."""
     try:
         return _check_command(command, cwd, policy)
@@ -262,7 +291,7 @@ def assess_command(command, cwd, policy):
             return None
 
 
-def assess_tool(tool_name, tool_input, cwd, policy):
+def assess_tool(tool_name: object, tool_input: object, cwd: object, policy: SafetyPolicy) -> Denial | Redact | None:
     """Denial, Redact or None for a Claude Code tool call (unknown tools: None). Never raises."""
     try:
         return _check_tool(tool_name, tool_input, cwd, policy)
@@ -270,7 +299,7 @@ def assess_tool(tool_name, tool_input, cwd, policy):
         return None
 
 
-def tree_roots(command, cwd, policy):
+def tree_roots(command: object, cwd: object, policy: SafetyPolicy) -> tuple[str | None, ...]:
     """The directories `command` reads recursively (None: unknown), for `ctx run` to find the
     secret files whose values it must redact. Never raises."""
     try:
@@ -286,13 +315,13 @@ def tree_roots(command, cwd, policy):
 
 # -- commands -------------------------------------------------------------------------
 
-def _text(command):
+def _text(command: object) -> str:
     if isinstance(command, bytes):
         return command.decode("utf-8", "surrogateescape")
     return command if isinstance(command, str) else ""
 
 
-def _scan(policy):
+def _scan(policy: SafetyPolicy) -> Scan:
     return Scan(policy.home, policy.project_root, policy.tmp_dirs, _allow_fn(policy), policy.ctx_home,
                 policy.token_files)
 
@@ -305,7 +334,7 @@ basename dirname realpath readlink which type tree diff cmp""".split()) | frozen
     "git " + sub for sub in ("grep", "show", "diff", "log", "status", "ls-files", "blame"))
 
 
-def _check_command(command, cwd, policy):
+def _check_command(command: object, cwd: object, policy: SafetyPolicy) -> Denial | Redact | None:
     text = _text(command)
     if not text or text.isspace():
         return None
@@ -329,7 +358,8 @@ def _check_command(command, cwd, policy):
     return None
 
 
-def _split_producer(text, cwd, policy, finding, scan):
+def _split_producer(text: str, cwd: object, policy: SafetyPolicy, finding: Finding,
+                    scan: Scan) -> tuple[Finding | None, Scan]:
     from reflex.safety.pipesplit import split
     parts = split(text)
     if not parts:
@@ -345,7 +375,7 @@ def _split_producer(text, cwd, policy, finding, scan):
     return None, first
 
 
-def _redact_reason(text, roots):
+def _redact_reason(text: str, roots: Iterable[str | None]) -> str:
     where = ", ".join(_show(r, 80) for r in roots if r) or "the current directory"
     return ("ctx safety: `%s` reads files recursively (under %s), so it runs through `ctx run --raw`, "
             "which replaces the values of any secret files there (.env, keys, credentials) with "
@@ -362,7 +392,7 @@ _MENTION_SRC = (
 _DESTROY_SRC = r"\brm\s+(?:-\w+\s+)*(/|~/?|\$HOME/?|\"\$HOME\"/?)\*?(?=\s|$|;|&|\|)"
 
 
-def _mention_scan(text, policy):
+def _mention_scan(text: str, policy: SafetyPolicy) -> Denial | None:
     """Conservative answer for a command too large or too nested to analyse."""
     for m in re.compile(_MENTION_SRC).finditer(text):   # compiled on first use: rare path
         token = m.group(1)
@@ -372,10 +402,10 @@ def _mention_scan(text, policy):
             kind = None
         if kind:
             return _render_parts("secret-read", token, token, "(command not analysable)", kind, policy)
-    m = re.compile(_DESTROY_SRC).search(text)
-    if m:
-        target = policy.home if m.group(1) != "/" else "/"
-        return _render_parts("delete-outside-root", target, m.group(0), "rm", "outside", policy)
+    d = re.compile(_DESTROY_SRC).search(text)
+    if d:
+        target = policy.home if d.group(1) != "/" else "/"
+        return _render_parts("delete-outside-root", target, d.group(0), "rm", "outside", policy)
     return None
 
 
@@ -390,7 +420,7 @@ DECISIVE_FIELDS = {"Bash": ("command",), "Read": ("file_path",), "Edit": ("file_
                    "Glob": ("path",), "Grep": ("path", "glob")}
 
 
-def unverifiable(tool_name, problem):
+def unverifiable(tool_name: str | None, problem: str) -> Denial:
     """The denial for a call whose payload could not be read far enough to check it."""
     what = "this %s call" % _show(tool_name, 40) if tool_name else "this tool call"
     return Denial("unverifiable", tool_name or "",
@@ -399,7 +429,7 @@ def unverifiable(tool_name, problem):
                   "in parts) and try again. %s" % (what, problem, _TAIL))
 
 
-def _check_tool(tool_name, tool_input, cwd, policy):
+def _check_tool(tool_name: object, tool_input: object, cwd: object, policy: SafetyPolicy) -> Denial | Redact | None:
     if not isinstance(tool_input, dict) or not isinstance(tool_name, str):
         return None
     if tool_name == "Bash":
@@ -420,15 +450,15 @@ def _check_tool(tool_name, tool_input, cwd, policy):
         elif cwd_n:
             path = normalize(cwd_n + "/" + raw)
     verb = tool_name + " tool"
-    scan = None
+    scan: Scan | None = None
     if path:
         # The name as given, then what it resolves to (`notes.txt -> .env`, `keys -> ~/.ssh`).
         scan = _scan(policy)
         real = scan.real(path, Ctx(cwd_n, {}))
         for target in ((path, real) if real != path else (path,)):
-            f = _tool_target(tool_name, target, raw, verb, policy, allowed)
-            if f:
-                return f
+            denial = _tool_target(tool_name, target, raw, verb, policy, allowed)  # type: ignore[arg-type]  # raw: the str path was made from
+            if denial:
+                return denial
     if tool_name == "Grep":
         glob = tool_input.get("glob")
         if isinstance(glob, str) and glob and not glob.startswith("!"):
@@ -438,13 +468,14 @@ def _check_tool(tool_name, tool_input, cwd, policy):
             f = glob_filter(scan, Arg.of(glob), verb, Ctx(path or cwd_n, {}))
             if f:
                 return _render(f, policy)
-        root = (scan.real(path, Ctx(cwd_n, {})) if path else cwd_n)
+        root = ((scan or _scan(policy)).real(path, Ctx(cwd_n, {})) if path else cwd_n)  # (scan is set when path is)
         if root and (scan or _scan(policy)).disk.isdir(root) is not False:
             return _grep_without_secrets(tool_input, root, policy)
     return None
 
 
-def _tool_target(tool_name, path, raw, verb, policy, allowed):
+def _tool_target(tool_name: str, path: str, raw: str, verb: str, policy: SafetyPolicy,
+                 allowed: Allowed) -> Denial | None:
     kind = secret_kind(path, policy.home, policy.ctx_home) or ("token" if path in policy.token_files else None)
     if kind == "dir" and (tool_name != "Grep" or path == policy.home or
                           (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
@@ -483,7 +514,7 @@ _HOME_SECRET_GLOBS = (".npmrc", ".docker/config.json", ".kube/config", ".config/
 _BACKUPS = "{bak,backup,bk,old,orig,save,sav,tmp,temp,copy,prev,rej,swp,swo,1,2,3}"
 
 
-def _ci(glob):
+def _ci(glob: str) -> str:
     """A glob matching `glob` in any letter case (ripgrep's --glob is case-sensitive)."""
     out, depth = [], 0
     for c in glob:
@@ -491,7 +522,7 @@ def _ci(glob):
     return "".join(out)
 
 
-def _secret_globs():
+def _secret_globs() -> tuple[str, ...]:
     out = []
     for g in _SECRET_NAME_GLOBS:
         # Decorated copies: `.env~`, `.env.bak`, `#.env#`, `.#.env`, `.id_rsa.swp`, `key.pem.orig`.
@@ -502,10 +533,10 @@ def _secret_globs():
     return tuple(dict.fromkeys(out))
 
 
-_GREP_EXCLUDES = None
+_GREP_EXCLUDES: str | None = None
 
 
-def _grep_without_secrets(tool_input, root, policy):
+def _grep_without_secrets(tool_input: dict[str, Any], root: str, policy: SafetyPolicy) -> Redact:
     global _GREP_EXCLUDES
     if _GREP_EXCLUDES is None:
         _GREP_EXCLUDES = " ".join(_secret_globs())
@@ -526,10 +557,10 @@ def _grep_without_secrets(tool_input, root, policy):
 
 # -- the allow list -------------------------------------------------------------------
 
-_ALLOW_CACHE = {}
+_ALLOW_CACHE: dict[tuple[tuple[str, ...], str, str | None], Allowed] = {}
 
 
-def _allow_fn(policy):
+def _allow_fn(policy: SafetyPolicy) -> Allowed:
     """A predicate over paths (or path patterns) the user explicitly allowed."""
     if not policy.allow:
         return _never
@@ -542,12 +573,13 @@ def _allow_fn(policy):
     return fn
 
 
-def _never(path):
+def _never(path: str) -> bool:
     return False
 
 
-def _compile_allow(allow, home, root):
-    full, base = [], []
+def _compile_allow(allow: tuple[str, ...], home: str, root: str | None) -> Allowed:
+    full: list[str] = []
+    base: list[str] = []
     for pat in allow:
         p = pat
         if p == "~" or p.startswith("~/"):
@@ -562,7 +594,7 @@ def _compile_allow(allow, home, root):
     full_rx = re.compile("(?:" + "|".join(full) + r")\Z", re.DOTALL) if full else None
     base_rx = re.compile("(?:" + "|".join(base) + r")\Z", re.DOTALL) if base else None
 
-    def allowed(path):
+    def allowed(path: str) -> bool:
         if full_rx is not None and full_rx.match(path):
             return True
         return base_rx is not None and bool(base_rx.match(path.rsplit("/", 1)[-1]))
@@ -570,7 +602,7 @@ def _compile_allow(allow, home, root):
     return allowed
 
 
-def _allow_regex(pat):
+def _allow_regex(pat: str) -> str:
     out = []
     i = 0
     while i < len(pat):
@@ -627,17 +659,17 @@ _TAIL = ("This is a safety rule: it does not adapt, and the same action through 
          "a wrapper, a copy or an interpreter is blocked the same way.")
 
 
-def _show(s, limit=160):
+def _show(s: str, limit: int = 160) -> str:
     s = "".join(c if (" " <= c < "\x7f" or c > "\xa0") and not ("\ud800" <= c <= "\udfff")
                 else "\\x%02x" % (ord(c) & 0xFF) for c in s[:limit + 1])
     return s if len(s) <= limit else s[:limit] + "..."
 
 
-def _render(f, policy):
+def _render(f: Finding, policy: SafetyPolicy) -> Denial:
     return _render_parts(f.rule, f.target, f.shown, f.verb, f.kind, policy)
 
 
-def _render_parts(rule, target, shown, verb, kind, policy):
+def _render_parts(rule: str, target: str, shown: str, verb: str, kind: str, policy: SafetyPolicy) -> Denial:
     target = target[:4096]
     where = _show(shown) if shown == target else "%s (%s)" % (_show(shown), _show(target))
     v = _show(verb, 40)
@@ -673,10 +705,10 @@ def _render_parts(rule, target, shown, verb, kind, policy):
 
 
 # (stamp, patterns) per config path: the config is read once per change, not per call.
-_allow_cache = {}
+_allow_cache: dict[str, tuple[int, tuple[str, ...]]] = {}
 
 
-def allow_list(path=None):
+def allow_list(path: str | None = None) -> tuple[str, ...]:
     """The user's `safety_allow` patterns from ctx's config at `path` (the hook's, which the
     daemon is told), read here for both the shim and the daemon so their decisions stay
     identical (cached by the file's mtime)."""

@@ -8,10 +8,19 @@ grep, archive ...), where `REV:PATH` names a file. openssl separates key *use* (
 -cert) from reads (-in) and writes (-out). Stdlib only.
 """
 
+from __future__ import annotations
+
 import re
 
 from reflex.safety.argv import _DQ_LITERALS, chdir, code_scan, glob_filter, opts
 from reflex.safety.words import Arg
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from reflex.safety.argv import Stdin, Walker
+    from reflex.safety.model import Ctx, Finding
+
 
 _SED_FILE_CMD = re.compile(r"(?:^|[;\n{}0-9$/])\s*([rRwW])\s+([^\n;}]+)")
 
@@ -44,7 +53,8 @@ _NAMES_ONLY = frozenset({"-l", "-L", "-c", "--files-with-matches", "--files-with
                          "--count-matches", "--files"})
 
 
-def h_grep(scan, name, args, ctx, stdin, hops, git=False):
+def h_grep(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int,
+           git: bool = False) -> Finding | None:
     short_val, long_val = _RG if name == "rg" else _AG if name in ("ag", "ack", "pt", "sift") else _GREP
     pattern_given = quiet = listing = transforms = False
     recursive = name in _RECURSIVE_SEARCHERS or git
@@ -96,8 +106,9 @@ def h_grep(scan, name, args, ctx, stdin, hops, git=False):
     return None
 
 
-def h_sed(scan, name, args, ctx, stdin, hops):
-    scripts, operands = [], []
+def h_sed(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
+    scripts: list[Arg | None] = []
+    operands = []
     inplace = False
     for flag, val, a in opts(args, "efl", frozenset({"--expression", "--file", "--line-length"})):
         if flag is None:
@@ -134,7 +145,7 @@ def h_sed(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_awk(scan, name, args, ctx, stdin, hops):
+def h_awk(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     progs, operands = [], []
     prog_file = False
     for flag, val, a in opts(args, "fvFeilE", frozenset({"--file", "--assign", "--field-separator",
@@ -165,7 +176,7 @@ def h_awk(scan, name, args, ctx, stdin, hops):
     return None
 
 
-def h_jq(scan, name, args, ctx, stdin, hops):
+def h_jq(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     filter_given = False
     operands = []
@@ -214,7 +225,7 @@ _GIT_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--exec
                         "--config-env", "--super-prefix"})
 
 
-def h_git(scan, name, args, ctx, stdin, hops):
+def h_git(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     while i < n:
         s = args[i].static
@@ -280,7 +291,7 @@ _OPENSSL_KEY = frozenset({"-key", "-signkey", "-cert", "-CAfile", "-CApath", "-i
                           "-CAkey", "-CA", "-pass", "-passin", "-passout", "-verifyCAfile", "-chainCAfile"})
 
 
-def h_openssl(scan, name, args, ctx, stdin, hops):
+def h_openssl(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     i, n = 0, len(args)
     while i < n:
         s = args[i].static

@@ -34,9 +34,16 @@ looking up the value's 6-byte pieces at every 7th position of the long tokens of
 stdlib-only: `ctx run` imports it on every run.
 """
 
+from __future__ import annotations
+
 import os
 import re
 import time
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 MIN_VALUE = 6
 PARTIAL = 12            # this many contiguous bytes of a random-looking value count as a leak
@@ -69,13 +76,13 @@ class Census:
 
     __slots__ = ("files", "values", "truncated", "_grams")
 
-    def __init__(self):
-        self.files = []
-        self.values = {}
+    def __init__(self) -> None:
+        self.files: list[tuple[str, str]] = []     # (path, label)
+        self.values: dict[bytes, str] = {}         # value -> label of the file it came from
         self.truncated = False
-        self._grams = None
+        self._grams: dict[bytes, list[tuple[bytes, int]]] | None = None
 
-    def grams(self):
+    def grams(self) -> dict[bytes, list[tuple[bytes, int]]]:
         """8-byte piece -> [(value, offset)] for the random-looking values (see PARTIAL)."""
         if self._grams is None:
             self._grams = {}
@@ -85,7 +92,7 @@ class Census:
                         self._grams.setdefault(v[i:i + _GRAM], []).append((v, i))
         return self._grams
 
-    def add_file(self, path, kind, label):
+    def add_file(self, path: str, kind: str, label: str) -> None:
         if len(self.files) >= MAX_FILES or any(p == path for p, _ in self.files):
             return
         try:
@@ -104,7 +111,7 @@ class Census:
             self.values.setdefault(v, label)
 
 
-def values_of(data, kind):
+def values_of(data: bytes, kind: str) -> list[bytes]:
     """The secret values in a file's bytes (see the module docstring)."""
     out = []
     for raw in data.splitlines():
@@ -113,7 +120,7 @@ def values_of(data, kind):
             continue
         if line in (b"{", b"}", b"[", b"]", b"},", b"],"):
             continue
-        found = []
+        found: list[bytes] = []
         m = _ASSIGN.match(line) if kind != "key" else None
         if m:
             found.append(_unquote(m.group(1)))
@@ -131,7 +138,7 @@ def values_of(data, kind):
     return out
 
 
-def _unquote(v):
+def _unquote(v: bytes) -> bytes:
     v = v.strip().rstrip(b",").strip()
     if len(v) >= 2 and v[0] == v[-1] and v[:1] in (b'"', b"'", b"`"):
         return v[1:-1]
@@ -140,14 +147,14 @@ def _unquote(v):
     return v
 
 
-def _random_looking(v):
+def _random_looking(v: bytes) -> bool:
     if len(v) < 16 or b"://" in v or b" " in v or len(set(v)) < 8:
         return False
     classes = (any(48 <= c <= 57 for c in v), any(97 <= c <= 122 for c in v), any(65 <= c <= 90 for c in v))
     return sum(classes) >= 2
 
 
-def _worth_hiding(v):
+def _worth_hiding(v: bytes) -> bool:
     if len(v) < MIN_VALUE or v.lower() in _NEVER_SECRET:
         return False
     return not v.replace(b".", b"").replace(b"-", b"").replace(b"_", b"").isdigit()
@@ -155,7 +162,8 @@ def _worth_hiding(v):
 
 # -- finding the files ----------------------------------------------------------------------
 
-def collect(cwd, environ=None, command=None, deadline=None):
+def collect(cwd: str, environ: Mapping[str, str] | None = None, command: str | None = None,
+            deadline: float | None = None) -> Census:
     """The census for a command run in `cwd` (see the module docstring). Never raises."""
     from reflex import paths, project
     from reflex.safety.paths import HOME_SECRETS
@@ -184,7 +192,7 @@ def collect(cwd, environ=None, command=None, deadline=None):
         roots = [(root, not _broad(root, home)), (cwd, not _broad(cwd, home))]
         if command and any(s in command for s in _MAY_LEAVE_CWD):
             roots += [(r, True) for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
-        seen = []
+        seen: list[str] = []
         for r, deep in sorted(((os.path.realpath(r), d) for r, d in roots if r), key=lambda x: not x[1]):
             if r == "/" or any(r == s or r.startswith(s.rstrip("/") + "/") for s in seen):
                 continue
@@ -201,13 +209,14 @@ def collect(cwd, environ=None, command=None, deadline=None):
 _MAY_LEAVE_CWD = ("/", "..", "~", "$", "`", "cd", "pushd", "-C")
 
 
-def _tree_roots(command, cwd, root, home, env, ctx_home):
+def _tree_roots(command: str, cwd: str, root: str | None, home: str, env: Mapping[str, str],
+                ctx_home: str) -> tuple[str | None, ...]:
     from reflex.safety import plane as safety
     policy = safety.SafetyPolicy(root, home, allow=safety.allow_list(), ctx_home=ctx_home)
     return safety.tree_roots(command, cwd, policy)
 
 
-def _broad(d, home):
+def _broad(d: str | None, home: str) -> bool:
     """A directory that is not a project: home or above it, /, a temp dir itself."""
     if not d:
         return True
@@ -215,16 +224,17 @@ def _broad(d, home):
     return d == "/" or d == home or home.startswith(d + "/") or d in ("/tmp", "/var/tmp", "/private/tmp")
 
 
-def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=None, depth=None):
+def _walk(census: Census, top: str, home: str, ctx_home: str | None, deadline: float, limit: int = MAX_ENTRIES,
+          label_base: str | None = None, depth: int | None = None) -> None:
     from reflex.safety.paths import basename_kind, secret_kind
 
-    def kind_of(path, name):
+    def kind_of(path: str, name: str) -> str | None:
         # Only a name can make a file secret outside home's dot-entries and CTX_HOME.
         if path.startswith(home + "/.") or (ctx_home and path.startswith(ctx_home + "/")):
             return secret_kind(path, home, ctx_home)
         return basename_kind(name)
     stack = [top]
-    linked = []         # (path, real path) of directories reached through a symlink: walked
+    linked: list[tuple[str, str]] = []  # (path, real path) of directories reached through a symlink: walked
     try:                # last, so a file reachable directly is labelled by its own path
         visited = {os.path.realpath(top)}
     except (OSError, ValueError):
@@ -274,7 +284,7 @@ def _walk(census, top, home, ctx_home, deadline, limit=MAX_ENTRIES, label_base=N
                 continue
 
 
-def _label(path, base):
+def _label(path: str, base: str | None) -> str:
     if base and path.startswith(base.rstrip("/") + "/"):
         return path[len(base.rstrip("/")) + 1:]
     return path
@@ -282,16 +292,16 @@ def _label(path, base):
 
 # -- redacting ------------------------------------------------------------------------------
 
-def _pattern(values):
+def _pattern(values: Iterable[bytes]) -> re.Pattern[bytes]:
     alts = sorted(values, key=len, reverse=True)
     return re.compile(b"|".join(re.escape(v) for v in alts))
 
 
-def _marker(label):
+def _marker(label: str) -> bytes:
     return b"[REDACTED:" + label.encode("utf-8", "replace").replace(b"]", b")")[:120] + b"]"
 
 
-def redact_bytes(data, census):
+def redact_bytes(data: bytes, census: Census) -> tuple[bytes, int, dict[str, int]]:
     """-> (redacted data, number of values replaced, {file label: count})."""
     if not census.values or not data:
         return data, 0, {}
@@ -305,9 +315,9 @@ def redact_bytes(data, census):
             data, present = stripped, more
     if not present and not census.grams():
         return data, 0, {}
-    labels = {}
+    labels: dict[str, int] = {}
 
-    def repl(m):
+    def repl(m: re.Match[bytes]) -> bytes:
         label = census.values[m.group(0)]
         labels[label] = labels.get(label, 0) + 1
         return _marker(label)
@@ -317,7 +327,7 @@ def redact_bytes(data, census):
     return out, sum(labels.values()), labels
 
 
-def _redact_pieces(data, census, labels):
+def _redact_pieces(data: bytes, census: Census, labels: dict[str, int]) -> bytes:
     """Replace runs of PARTIAL+ bytes of a random-looking value (see the module docstring).
 
     Tokens are found and deduplicated at C speed (test logs repeat most of theirs); only the
@@ -325,7 +335,7 @@ def _redact_pieces(data, census, labels):
     everywhere with bytes.replace."""
     grams = census.grams()
     get = grams.get
-    pieces = {}
+    pieces: dict[bytes, str] = {}
     for tok in set(_TOKEN.findall(data)):
         n = len(tok)
         for p in (*range(0, n - _GRAM, _STRIDE), n - _GRAM):
@@ -352,7 +362,7 @@ def _redact_pieces(data, census, labels):
     return data
 
 
-def redact_capture(fd, path, census, chunk=CHUNK):
+def redact_capture(fd: int, path: str, census: Census, chunk: int = CHUNK) -> tuple[int, dict[str, int]]:
     """Redact the capture file `path` (open as `fd`). -> (values replaced, {label: count}).
 
     When something is replaced, the redacted output is written beside the capture and renamed
@@ -409,7 +419,7 @@ def redact_capture(fd, path, census, chunk=CHUNK):
     return total, labels
 
 
-def _replace(fd, path, pieces):
+def _replace(fd: int, path: str, pieces: Iterable[bytes]) -> None:
     tmp = path + ".redacted"
     out = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -429,7 +439,7 @@ def _replace(fd, path, pieces):
         os.close(out)
 
 
-def _pwrite_all(fd, data, offset):
+def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
     view = memoryview(data)
     while view:
         n = os.pwrite(fd, view, offset)
@@ -437,10 +447,10 @@ def _pwrite_all(fd, data, offset):
         view = view[n:]
 
 
-def census_line(count, labels):
+def census_line(count: int, labels: Iterable[str]) -> str:
     """What `ctx run` prints when it redacted something (labels: file names, never values)."""
-    labels = sorted(labels)
-    shown = ", ".join(labels[:6]) + (" and %d more" % (len(labels) - 6) if len(labels) > 6 else "")
+    names = sorted(labels)
+    shown = ", ".join(names[:6]) + (" and %d more" % (len(names) - 6) if len(names) > 6 else "")
     return ("[ctx] redacted %d secret value%s (from %s): secret file values never reach your context. "
             "Use the variable names (e.g. from .env.example), or ask the user for a value.\n"
             % (count, "" if count == 1 else "s", shown))

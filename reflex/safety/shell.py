@@ -26,6 +26,8 @@ lines: a tree read whose output is piped into a program that transforms it (`| b
 redirected to a file, or captured by a substitution is denied (`Finding.kind == "tree"`).
 """
 
+from __future__ import annotations
+
 import re
 
 from reflex.safety import lex as L
@@ -56,6 +58,19 @@ from reflex.safety.words import (
     sub_value,
 )
 
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from reflex.safety.argv import Stdin
+    from reflex.safety.model import Allowed, Ctx, Part, Piece, Token, Variant
+
+    # The walk of one token stream: [tokens, start of the current simple command, captured?,
+    # index of the last diversion (None: not computed yet)].
+    Frame = list[Any]
+
 MAX_NEST = 10          # nested shells/substitutions walked before giving up (Overflow)
 
 RESERVED_SKIP = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
@@ -69,7 +84,8 @@ _ZSH_DOTS = re.compile(r"[*?\]]\([^()\s]*D[^()\s]*\)")
 class Scan:
     """One analysis run. Holds the policy values and the budget; no other state leaks in."""
 
-    def __init__(self, home, root, tmp_dirs, allowed, ctx_home=None, token_files=()):
+    def __init__(self, home: str, root: str | None, tmp_dirs: Sequence[str], allowed: Allowed,
+                 ctx_home: str | None = None, token_files: Sequence[str] = ()) -> None:
         self.home = home
         self.root = root
         self.tmp = tmp_dirs
@@ -77,23 +93,23 @@ class Scan:
         self.ctx_home = ctx_home
         self.token_files = token_files
         self.budget = L.Budget()
-        self.loaded = None      # a secret file sourced into the environment, if any
+        self.loaded: str | None = None      # a secret file sourced into the environment, if any
         self.nest = 0
         self.disk = Disk()
         self.dotglob = False    # `shopt -s dotglob`, GLOBIGNORE, zsh globdots: `*` matches .env
-        self.trees = []         # roots of recursive reads whose output reaches stdout as lines
+        self.trees: list[str | None] = []   # roots of recursive reads whose output reaches stdout as lines
         self.redacting = 0      # > 0 inside `ctx run`, which redacts secret values itself
         self.stdout_moved = False  # `exec >file`: everything after writes elsewhere
-        self.frames = []        # [tokens, start of the current simple command, captured?, last diversion]
-        self.names = set()      # every command dispatched (to tell a read-only command line)
-        self.tainted = []       # paths this command copies or links from a program's output
+        self.frames: list[Frame] = []   # [tokens, start of the current simple command, captured?, last diversion]
+        self.names: set[str] = set()    # every command dispatched (to tell a read-only command line)
+        self.tainted: list[tuple[str, bool]] = []  # paths this command copies or links from a program's output
         self.wrote = False      # any write or delete seen
         self._run_simple = run_simple
         self._handle = handle
 
     # -- entry points -------------------------------------------------------------------
 
-    def command(self, text, ctx):
+    def command(self, text: str, ctx: Ctx) -> Finding | None:
         self._enter()
         try:
             if "(" in text and _ZSH_DOTS.search(text):
@@ -102,30 +118,31 @@ class Scan:
         finally:
             self.nest -= 1
 
-    def dispatch(self, name, args, ctx, stdin, hops):
+    def dispatch(self, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
         """Run the handler of command `name` (used by wrappers to reach the wrapped command)."""
         return self._handle(self, name, args, ctx, stdin, hops)
 
-    def _enter(self):
+    def _enter(self) -> None:
         self.nest += 1
         if self.nest > MAX_NEST:
             raise L.Overflow("nesting too deep")
 
     # -- walking token streams ----------------------------------------------------------
 
-    def walk(self, toks, ctx, captured=False):
-        frame = [toks, 0, captured, None]
+    def walk(self, toks: list[Token], ctx: Ctx, captured: bool = False) -> Finding | None:
+        frame: Frame = [toks, 0, captured, None]
         self.frames.append(frame)
         try:
             return self._walk(toks, ctx, frame)
         finally:
             self.frames.pop()
 
-    def _walk(self, toks, ctx, frame):
+    def _walk(self, toks: list[Token], ctx: Ctx, frame: Frame) -> Finding | None:
         run_simple = self._run_simple
-        words, redirs = [], []
-        prev = None
-        stack = []
+        words: list[list[Part]] = []
+        redirs: list[Token] = []
+        prev: tuple[list[list[Part]], list[Token]] | None = None
+        stack: list[str | None] = []
         case_pat = False
         i, n = 0, len(toks)
         while i < n:
@@ -190,7 +207,7 @@ class Scan:
                         continue
                     if words and (L.literal(words[-1]) or "").endswith("="):
                         i += 1              # array assignment a=(x y): any element may be used
-                        values = []
+                        values: list[Variant] = []
                         while i < n and toks[i] != ("op", ")"):
                             if toks[i][0] == "w":
                                 f = self.subs(toks[i][1], ctx)
@@ -198,7 +215,7 @@ class Scan:
                                     return f
                                 values.extend(self.arg(toks[i][1], ctx).variants)
                             i += 1
-                        name = L.literal(words.pop())[:-1].rstrip("+")
+                        name = (L.literal(words.pop()) or "")[:-1].rstrip("+")  # (literal: checked above)
                         if name.isidentifier():
                             ctx.vars[name] = values[:MAX_VARIANTS] or [(("any", ""),)]
                         i += 1
@@ -222,13 +239,13 @@ class Scan:
             i += 1
         return run_simple(self, words, redirs, ctx, prev)
 
-    def _for(self, toks, i, ctx):
+    def _for(self, toks: list[Token], i: int, ctx: Ctx) -> tuple[int, Finding | None]:
         """`for NAME in WORDS; do` binds NAME to every word; returns (next index, finding)."""
         n = len(toks)
         j = i + 1
         name = L.literal(toks[j][1]) if j < n and toks[j][0] == "w" else None
         j += 1
-        values = []
+        values: list[Variant] = []
         if j < n and toks[j][0] == "w" and L.plain_literal(toks[j][1]) == "in":
             j += 1
             while j < n and toks[j][0] == "w":
@@ -244,7 +261,7 @@ class Scan:
             ctx.vars[name] = values[:MAX_VARIANTS] or [(("any", ""),)]
         return j, None
 
-    def subs(self, parts, ctx):
+    def subs(self, parts: Sequence[Part], ctx: Ctx) -> Finding | None:
         """Walk the command substitutions inside a word (they run in subshells)."""
         for kind, _, extra in parts:
             if kind == L.SUB:
@@ -261,7 +278,7 @@ class Scan:
                     return f
         return None
 
-    def sub_tokens(self, toks, ctx):
+    def sub_tokens(self, toks: list[Token], ctx: Ctx) -> Finding | None:
         self._enter()
         try:
             return self.walk(toks, ctx.copy(), captured=True)
@@ -270,12 +287,12 @@ class Scan:
 
     # -- expansion ----------------------------------------------------------------------
 
-    def arg(self, parts, ctx):
+    def arg(self, parts: Sequence[Part], ctx: Ctx) -> Arg:
         if all(p[0] in (L.LIT, L.QLIT) for p in parts):
             return Arg([(("lit", "".join(p[1] for p in parts)),)])
         dyn = any(p[0] in (L.DYN, L.SUB) for p in parts)
-        variants = []
-        for alt in expand_braces(parts, 0):
+        variants: list[Variant] = []
+        for alt in expand_braces(list(parts), 0):
             for v in self._expand(alt, ctx):
                 variants.append(v)
                 if len(variants) >= MAX_VARIANTS:
@@ -291,9 +308,10 @@ class Scan:
                     break
         return a
 
-    def _expand(self, parts, ctx):
-        combos = [[]]
+    def _expand(self, parts: Sequence[Part], ctx: Ctx) -> list[Variant]:
+        combos: list[list[Piece]] = [[]]
         for kind, text, extra in parts:
+            alts: list[Variant]
             if kind in (L.LIT, L.QLIT, L.BRACE):
                 alts = [(("lit", text),)]
             elif kind == L.GLOB:
@@ -307,7 +325,8 @@ class Scan:
                 else:
                     # `cat $(find . -name .env)`: the output is unknown, but a secret file name
                     # written inside the substitution is a likely part of it.
-                    alts = [(("lit", w),) for w in secret_words(extra)] + [(FROM_OUTPUT,)]
+                    alts = [(("lit", w),) for w in secret_words(extra)]
+                    alts.append((FROM_OUTPUT,))
             else:  # DYN
                 alts = self._var(text, extra, ctx)
             if len(alts) == 1:
@@ -317,7 +336,7 @@ class Scan:
                 combos = [c + list(a) for c in combos for a in alts][:MAX_VARIANTS]
         return [merge_pieces(c) for c in combos]
 
-    def _var(self, name, extra, ctx):
+    def _var(self, name: str, extra: tuple[bool, list[Part] | None] | None, ctx: Ctx) -> list[Variant]:
         if name in ctx.vars:
             return ctx.vars[name]
         if name == "HOME" and self.home:
@@ -330,7 +349,7 @@ class Scan:
             return self.arg(extra[1], ctx).variants
         return [(("any", ""),)]
 
-    def _tilde(self, user):
+    def _tilde(self, user: str) -> str:
         if not user:
             return self.home
         if user == "root":
@@ -338,8 +357,8 @@ class Scan:
         base = self.home.rsplit("/", 1)[0] if self.home and "/" in self.home else "/home"
         return (base or "") + "/" + user
 
-    def assign(self, parts, ctx):
-        head = parts[0][1]
+    def assign(self, parts: Sequence[Part], ctx: Ctx) -> None:
+        head: str = parts[0][1]
         eq = head.find("=")
         name = head[:eq].rstrip("+")
         if not name.isidentifier():
@@ -348,20 +367,20 @@ class Scan:
         value = [(L.QLIT if parts[0][0] == L.QLIT else L.LIT, head[eq + 1:], None)] + list(parts[1:])
         ctx.vars[name] = self.arg(value, ctx).variants
 
-    def env_option(self, name, value):
+    def env_option(self, name: str, value: object) -> None:
         """Variables that change globbing: a non-empty GLOBIGNORE makes `*` match dotfiles, as
         does `dotglob` in BASHOPTS (imported by a bash started with it in its environment)."""
         if (name == "GLOBIGNORE" and value) or (name == "BASHOPTS" and "dotglob" in str(value)):
             self.dotglob = True
 
-    def shell_option(self, name):
+    def shell_option(self, name: str) -> None:
         """An option switched on by `shopt -s`, `set -o`, `setopt`, `bash -O`, `zsh -o`."""
         if name.lower().replace("_", "").replace("-", "") in ("dotglob", "globdots"):
             self.dotglob = True
 
     # -- checks -------------------------------------------------------------------------
 
-    def resolve(self, text, ctx):
+    def resolve(self, text: str, ctx: Ctx) -> str:
         """Absolute normalized path of a literal path, or the relative one if cwd is unknown."""
         if text == "~" or text.startswith("~/"):
             text = self.home + text[1:]
@@ -371,7 +390,8 @@ class Scan:
             return normalize(ctx.cwd + "/" + text)
         return normalize(text) if text else text
 
-    def read(self, arg, verb, ctx, rule="secret-read", split=True, dirs=False):
+    def read(self, arg: Arg, verb: str, ctx: Ctx, rule: str = "secret-read", split: bool = True,
+             dirs: bool = False) -> Finding | None:
         """A read of `arg`: a Finding when it can name a secret file.
 
         dirs=True for commands that read a directory recursively (grep -r, cp -r, tar, rsync,
@@ -399,7 +419,7 @@ class Scan:
                                   arg.text(), verb, ctx)
         return None
 
-    def read_path(self, text, verb, ctx, rule="secret-read", dirs=False):
+    def read_path(self, text: str, verb: str, ctx: Ctx, rule: str = "secret-read", dirs: bool = False) -> Finding | None:
         if not text or text == "-":
             return None
         path = self.resolve(text, ctx)
@@ -419,24 +439,24 @@ class Scan:
             return self.tree_root(None, text, verb, ctx)
         return None
 
-    def kind(self, path):
+    def kind(self, path: str) -> str | None:
         kind = secret_kind(path, self.home, self.ctx_home)
         if kind is None and self.token_files and path in self.token_files:
             return "token"
         return kind
 
-    def taint(self, text, ctx, many=False):
+    def taint(self, text: str, ctx: Ctx, many: bool = False) -> None:
         path = self.resolve(text, ctx)
         if path.startswith("/") and len(self.tainted) < 32:
             self.tainted.append((path, many))
 
-    def _tainted(self, path):
+    def _tainted(self, path: str) -> bool:
         for t, many in self.tainted:
             if path == t or (many and path.startswith(t + "/")):
                 return True
         return False
 
-    def joined(self, text, ctx):
+    def joined(self, text: str, ctx: Ctx) -> str:
         """The path as the kernel walks it: `..` after a symlink goes up from its target, so
         this is not normalized (`keys/../.aws/credentials` with keys -> ~/.ssh is ~/.aws/...)."""
         if text == "~" or text.startswith("~/"):
@@ -445,7 +465,7 @@ class Scan:
             return text
         return ctx.cwd.rstrip("/") + "/" + text
 
-    def real(self, path, ctx):
+    def real(self, path: str, ctx: Ctx) -> str:
         """What an absolute path resolves to on disk (see reflex.safety.disk)."""
         if path.startswith("/proc/"):
             # /proc/self is the *command's* process: its cwd is the shell's, its root is /.
@@ -460,7 +480,7 @@ class Scan:
 
     # -- recursive reads ----------------------------------------------------------------
 
-    def tree(self, arg, verb, ctx, transforms=False, rule="secret-read"):
+    def tree(self, arg: Arg, verb: str, ctx: Ctx, transforms: bool = False, rule: str = "secret-read") -> Finding | None:
         """A recursive read of `arg` (a directory, or a file when the reader is given one).
 
         A file is judged like any read; a directory that holds home secrets (~/.ssh, home,
@@ -503,7 +523,8 @@ class Scan:
                 return f
         return None
 
-    def tree_root(self, root, shown, verb, ctx, transforms=False, rule="secret-read"):
+    def tree_root(self, root: str | None, shown: str, verb: str, ctx: Ctx, transforms: bool = False,
+                  rule: str = "secret-read") -> Finding | None:
         """Record a recursive read under `root` (None: unknown), or the Finding that denies it."""
         if root and secret_kind(root, self.home, self.ctx_home) == "dir" and not self.allowed(root):
             return Finding(rule, root, shown, verb, "dir")
@@ -513,7 +534,7 @@ class Scan:
             self.trees.append(root)
         return None
 
-    def output_diverted(self):
+    def output_diverted(self) -> bool:
         """True when the current command's output does not reach stdout as whole lines:
         piped into a program that is not a line filter, redirected to a file, captured by a
         command or process substitution (in this walk or any enclosing one), or after
@@ -529,7 +550,7 @@ class Scan:
                 return True
         return False
 
-    def _read_pattern(self, v, verb, ctx, rule, dirs=False):
+    def _read_pattern(self, v: Variant, verb: str, ctx: Ctx, rule: str, dirs: bool = False) -> Finding | None:
         pieces = [list(p) for p in v]
         if pieces and pieces[0][0] == "lit":
             head = pieces[0][1]
@@ -546,7 +567,7 @@ class Scan:
         shown = "".join(t if k != "any" else "*" for k, t in pieces)
         absolute = bool(pieces) and (pieces[0][0] == "any" or (pieces[0][0] == "lit" and pieces[0][1].startswith("/")))
         # The last path component: pieces after the last literal slash.
-        last = []
+        last: list[Piece] = []
         for k, t in reversed(pieces):
             if k == "lit" and "/" in t:
                 last.append(("lit", t.rsplit("/", 1)[1]))
@@ -567,9 +588,10 @@ class Scan:
             return self._glob_on_disk(pieces, shown, verb, ctx, rule, dirs)
         return None
 
-    def _glob_on_disk(self, pieces, shown, verb, ctx, rule, dirs):
+    def _glob_on_disk(self, pieces: list[list[str]], shown: str, verb: str, ctx: Ctx, rule: str,
+                      dirs: bool) -> Finding | None:
         """Judge what the glob names on disk (after the name-based checks found nothing)."""
-        comps = [[]]
+        comps: list[list[tuple[str, str]]] = [[]]
         for k, t in pieces:
             if k == "any":
                 return None
@@ -583,7 +605,7 @@ class Scan:
             else:
                 comps[-1].append((k, t))
         comps = [c for c in comps if c]
-        parts = []
+        parts: list[str | re.Pattern[str]] = []
         for j, c in enumerate(comps):
             if all(k == "lit" for k, _ in c):
                 parts.append("".join(t for _, t in c))
@@ -592,7 +614,14 @@ class Scan:
                 # `**`: recursive in zsh and with bash's globstar, so a tree read below here.
                 if rule != "secret-read":
                     return None
-                root = "/" + "/".join(parts)
+                # Below the known directories: a glob component before `**` (`src/*/x/**`) is
+                # itself unknown, so the tree starts above it.
+                known = []
+                for p in parts:
+                    if not isinstance(p, str):
+                        break
+                    known.append(p)
+                root = "/" + "/".join(known)
                 return self.tree_root(self.real(normalize(root), ctx), shown, verb, ctx)
             parts.append(re.compile("".join(
                 re.escape(t) if k == "lit" else ".*" if t == "*" else "." if t == "?" else _bracket(t[1:-1])
@@ -605,7 +634,7 @@ class Scan:
                 return f
         return None
 
-    def write(self, arg, verb, ctx, delete=False):
+    def write(self, arg: Arg, verb: str, ctx: Ctx, delete: bool = False) -> Finding | None:
         """A write (or delete) of `arg`: a Finding when it lands outside the root/temp dirs."""
         rule = "delete-outside-root" if delete else "write-outside-root"
         for v in arg.variants:
@@ -643,7 +672,7 @@ class Scan:
                 return Finding(rule, target, shown, verb, "outside")
         return None
 
-    def load(self, arg, ctx):
+    def load(self, arg: Arg, ctx: Ctx) -> None:
         """`source FILE` / `--env-file FILE`: loading a secret is allowed, remembered."""
         for v in arg.variants:
             s = static_text(v)
@@ -662,7 +691,7 @@ class Scan:
 _OUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
 
-def _last_diversion(toks):
+def _last_diversion(toks: list[Token]) -> int:
     """Index of the last token that diverts output from stdout (-1: none): a redirect to a
     file, or a pipe into a program that is not a line filter. A command is diverted when it
     starts at or before that index (conservative: any later diversion counts)."""
@@ -686,8 +715,8 @@ _LINE_FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "rg", "sort
                            "nl", "less", "more", "tac"})
 
 
-def _line_filter(toks, j):
-    words = []
+def _line_filter(toks: list[Token], j: int) -> bool:
+    words: list[str | None] = []
     while j < len(toks) and toks[j][0] != "op":
         if toks[j][0] == "w":
             words.append(L.literal(toks[j][1]))

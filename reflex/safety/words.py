@@ -9,15 +9,25 @@ the paths a word may name (`x=PATH`, `@PATH`, `rev:PATH`), and the known output 
 substitutions (`$(echo .env)`).
 """
 
+from __future__ import annotations
+
 from reflex.safety import lex as L
 from reflex.safety.paths import basename_kind
+
+# Annotation-only imports (see reflex.safety.model: this module is on the hot path).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Literal
+
+    from reflex.safety.model import Part, Piece, Token, Variant
 
 MAX_VARIANTS = 32      # brace/variable alternatives considered per word
 
 # The value of `$(some command)` or of `read VAR`: unknown, and printed by a program, so it
 # can be any file name at all (`cat $(printf '.%s' env)`). Kept apart from an unknown
 # variable (("any", "")) because the walker treats a read of it as a read of anything.
-FROM_OUTPUT = ("any", "$(")
+FROM_OUTPUT: Piece = ("any", "$(")
 
 
 
@@ -26,11 +36,12 @@ class Arg:
 
     __slots__ = ("dyn", "listing", "static", "variants")
 
-    def __init__(self, variants, dyn=False):
+    def __init__(self, variants: list[Variant], dyn: bool = False) -> None:
         self.variants = variants
         self.dyn = dyn
-        self.listing = False    # names printed by a listing (`$(find DIR)`): that DIR, or None
-        self.static = None
+        # names printed by a listing (`$(find DIR)`): that DIR, or None (unknown); False: not a listing
+        self.listing: str | None | Literal[False] = False
+        self.static: str | None = None
         if len(variants) == 1:
             v = variants[0]
             if not v:
@@ -39,19 +50,19 @@ class Arg:
                 self.static = v[0][1]
 
     @classmethod
-    def of(cls, text):
+    def of(cls, text: str) -> Arg:
         return cls([(("lit", text),)])
 
-    def from_output(self):
+    def from_output(self) -> bool:
         """True when some value of this word was printed by a program (see FROM_OUTPUT)."""
         return any(FROM_OUTPUT in v for v in self.variants)
 
-    def text(self):
-        v = self.variants[0] if self.variants else ()
+    def text(self) -> str:
+        v: Variant = self.variants[0] if self.variants else ()
         return "".join(t if k != "any" else "*" for k, t in v)
 
 
-def command_name(word):
+def command_name(word: str) -> str:
     """Normalized command name: basename, lower case, version suffix dropped."""
     name = word.rsplit("/", 1)[-1].lower()
     for base in ("python", "pypy", "perl", "ruby", "node", "php", "lua", "bash", "zsh", "pip"):
@@ -60,10 +71,10 @@ def command_name(word):
     return name
 
 
-def is_assignment(parts):
+def is_assignment(parts: Sequence[Part]) -> bool:
     if not parts or parts[0][0] != L.LIT:
         return False
-    head = parts[0][1]
+    head: str = parts[0][1]
     eq = head.find("=")
     if eq <= 0:
         return False
@@ -73,7 +84,7 @@ def is_assignment(parts):
     return name.isidentifier() and name.isascii()
 
 
-def static_text(v):
+def static_text(v: Variant) -> str | None:
     """The text of a variant made of literal text only, else None."""
     if not v:
         return ""
@@ -82,9 +93,9 @@ def static_text(v):
     return None
 
 
-def merge_pieces(pieces):
+def merge_pieces(pieces: Iterable[Piece] | Iterable[list[str]]) -> Variant:
     """Join adjacent literal pieces and drop empty ones (one canonical form per variant)."""
-    out = []
+    out: list[Piece] = []
     for k, t in pieces:
         if k == "lit" and out and out[-1][0] == "lit":
             out[-1] = ("lit", out[-1][1] + t)
@@ -95,7 +106,7 @@ def merge_pieces(pieces):
     return tuple(out)
 
 
-def path_candidates(s, dyn):
+def path_candidates(s: str, dyn: bool) -> list[str]:
     """Path strings a word may name: itself, `x=PATH`, `@PATH`, `host:PATH`/`PATH:dst`."""
     out = [s]
     if "=" in s and not s.startswith("="):
@@ -115,7 +126,7 @@ def path_candidates(s, dyn):
     return out
 
 
-def sub_value(toks):
+def sub_value(toks: Sequence[Token]) -> str | None:
     """The output of `$(echo WORDS)` / `$(printf FMT ARGS)` when it is literal, else None."""
     words = []
     for t in toks:
@@ -146,7 +157,7 @@ def sub_value(toks):
 LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree", "locate"})
 
 
-def listing_dir(toks):
+def listing_dir(toks: Sequence[Token]) -> str | None | Literal[False]:
     """For `$(find DIR ...)`, `$(git ls-files)`, `$(grep -rl KEY DIR)`, `$(rg --files)`: the
     directory the listed names come from ("" for the cwd, None when unknown); False when the
     substitution does not print file names."""
@@ -175,7 +186,7 @@ def listing_dir(toks):
     return ""
 
 
-def secret_words(toks):
+def secret_words(toks: Sequence[Token]) -> list[str]:
     """Literal words of a substitution's command that name secret files (at most 4)."""
     out = []
     for t in toks:
@@ -188,7 +199,7 @@ def secret_words(toks):
     return out
 
 
-def expand_braces(parts, depth):
+def expand_braces(parts: list[Part], depth: int) -> list[list[Part]]:
     """Brace-expand a word's parts (`.{e,x}nv`); `{a..b}` becomes an unknown value."""
     if depth > 6:
         return [parts]
@@ -197,7 +208,7 @@ def expand_braces(parts, depth):
             continue
         level = 0
         commas = []
-        close = None
+        close: int | None = None
         for j in range(i + 1, len(parts)):
             q = parts[j]
             if q[0] != L.BRACE:
@@ -218,7 +229,7 @@ def expand_braces(parts, depth):
             if inner and ".." in inner:
                 return expand_braces(parts[:i] + [(L.DYN, "", (False, None))] + parts[close + 1:], depth + 1)
             continue
-        out = []
+        out: list[list[Part]] = []
         bounds = [i] + commas + [close]
         for a, b in zip(bounds, bounds[1:]):
             for alt in expand_braces(parts[:i] + parts[a + 1:b] + parts[close + 1:], depth + 1):

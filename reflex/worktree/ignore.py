@@ -30,9 +30,17 @@ Pure apart from `read_ruleset`/`find_repo`, which read files.
 stdlib-only.
 """
 
+from __future__ import annotations
+
 import os
 import re
 import subprocess
+
+# Annotation-only imports: this module is on the hot path (reflex.STDLIB_ONLY), where importing
+# typing or collections.abc would cost milliseconds per hook; mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 ALWAYS_IGNORED_NAMES = frozenset({".git", ".hg", ".svn"})
 
@@ -42,14 +50,15 @@ class Rule:
 
     __slots__ = ("basename", "dir_only", "negate", "pattern", "regex")
 
-    def __init__(self, pattern, regex, negate, dir_only, basename):
+    def __init__(self, pattern: str, regex: re.Pattern[str], negate: bool, dir_only: bool,
+                 basename: bool) -> None:
         self.pattern = pattern
         self.regex = regex
         self.negate = negate
         self.dir_only = dir_only
         self.basename = basename
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Rule(%r)" % self.pattern
 
 
@@ -59,16 +68,16 @@ class RuleSet:
 
     __slots__ = ("base", "rules", "source")
 
-    def __init__(self, base, rules, source=""):
+    def __init__(self, base: str, rules: Iterable[Rule], source: str = "") -> None:
         self.base = base
         self.rules = tuple(rules)
         self.source = source
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "RuleSet(%r, %d rules from %r)" % (self.base, len(self.rules), self.source)
 
 
-def _strip_trailing_spaces(line):
+def _strip_trailing_spaces(line: str) -> str:
     end = len(line)
     while end > 0 and line[end - 1] == " ":
         if end >= 2 and line[end - 2] == "\\":
@@ -78,7 +87,7 @@ def _strip_trailing_spaces(line):
     return line[:end]
 
 
-def _translate(pat):
+def _translate(pat: str) -> str:
     """Translate a wildmatch pattern (slashes meaningful) to a regex body."""
     out = []
     i, n = 0, len(pat)
@@ -136,7 +145,7 @@ def _translate(pat):
     return "".join(out)
 
 
-def compile_rule(line):
+def compile_rule(line: str) -> Rule | None:
     """One line of an ignore file -> Rule, or None for blanks and comments."""
     line = line.rstrip("\n").rstrip("\r")
     if not line or line.startswith("#"):
@@ -165,7 +174,7 @@ def compile_rule(line):
     return Rule(line, regex, negate, dir_only, not anchored)
 
 
-def parse_rules(text, base="", source=""):
+def parse_rules(text: str, base: str = "", source: str = "") -> RuleSet:
     rules = []
     for line in text.splitlines():
         rule = compile_rule(line)
@@ -174,7 +183,7 @@ def parse_rules(text, base="", source=""):
     return RuleSet(base, rules, source)
 
 
-def read_ruleset(path, base=""):
+def read_ruleset(path: str, base: str = "") -> RuleSet | None:
     """The rules in the ignore file at `path`, or None when it is absent/unreadable/empty."""
     try:
         with open(path, "rb") as f:
@@ -185,7 +194,7 @@ def read_ruleset(path, base=""):
     return rs if rs.rules else None
 
 
-def is_ignored(stack, path, name, is_dir):
+def is_ignored(stack: Sequence[RuleSet], path: str, name: str, is_dir: bool) -> bool:
     """Does the rule `stack` (lowest precedence first) ignore `path`?
 
     `path` is in the match space (relative to the origin every `RuleSet.base`
@@ -209,14 +218,14 @@ class Repo:
 
     __slots__ = ("base_stack", "is_repo", "prefix", "top")
 
-    def __init__(self, top, prefix, base_stack, is_repo):
+    def __init__(self, top: str, prefix: str, base_stack: Iterable[RuleSet], is_repo: bool) -> None:
         self.top = top
         self.prefix = prefix
         self.base_stack = tuple(base_stack)
         self.is_repo = is_repo
 
 
-def _git_dir(top):
+def _git_dir(top: str) -> str | None:
     dotgit = os.path.join(top, ".git")
     if os.path.isdir(dotgit):
         return dotgit
@@ -235,7 +244,7 @@ def _git_dir(top):
         return gitdir
 
 
-def _global_excludes(top, environ):
+def _global_excludes(top: str, environ: Mapping[str, str]) -> str:
     try:
         out = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=top,
                              capture_output=True, text=True, timeout=3, env=environ, check=False)
@@ -248,7 +257,7 @@ def _global_excludes(top, environ):
     return os.path.join(xdg, "git", "ignore")
 
 
-def find_repo(root, environ=None):
+def find_repo(root: str, environ: Mapping[str, str] | None = None) -> Repo:
     """Locate the repository that contains `root` and load the rules that apply
     from outside the root: global excludes, info/exclude, and the .gitignore
     files of the directories between the repository top and the root.
@@ -265,7 +274,7 @@ def find_repo(root, environ=None):
         if parent == top:
             return Repo(root, "", (), False)
         top = parent
-    stack = []
+    stack: list[RuleSet] = []
     gitdir = _git_dir(top)
     excludes = _global_excludes(top, env)
     rs = read_ruleset(excludes, "") if excludes else None

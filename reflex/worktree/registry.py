@@ -35,10 +35,13 @@ ctx's own home (CTX_HOME and the run dir) is excluded when it lies inside a
 root: the ledger is written on every run and must not look like an edit.
 """
 
+from __future__ import annotations
+
 import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 
 from reflex.worktree import ignore as worktree_ignore
 from reflex.worktree import tree as worktree_tree
@@ -56,8 +59,9 @@ __all__ = ["MISSING_HASH", "WorktreeRegistry", "WorktreeState", "full_scan_hash"
 _logger = logging.getLogger("reflex.worktree.registry")
 
 
-def full_scan_hash(root, *, exclude=(), always_ignored=worktree_tree.DEFAULT_ALWAYS_IGNORED, environ=None,
-                   max_entries=300_000):
+def full_scan_hash(root: str, *, exclude: Iterable[str] = (),
+                   always_ignored: Iterable[str] = worktree_tree.DEFAULT_ALWAYS_IGNORED,
+                   environ: Mapping[str, str] | None = None, max_entries: int = 300_000) -> str:
     """The hash a fresh scan of `root` gives, without watching (MISSING_HASH if absent)."""
     root = os.path.realpath(root)
     if not os.path.isdir(root):
@@ -70,10 +74,13 @@ def full_scan_hash(root, *, exclude=(), always_ignored=worktree_tree.DEFAULT_ALW
 class WorktreeRegistry:
     """Worktree hashes for any number of project roots (see the module docstring)."""
 
-    def __init__(self, debounce_s=0.05, log=None, *, max_delay_s=0.15, queue_max=100_000,
-                 poll_interval_s=2.0, health_s=2.0, reconcile_s=600.0, missing_recheck_s=1.0,
-                 init_timeout_s=120.0, exclude=None, always_ignored=worktree_tree.DEFAULT_ALWAYS_IGNORED,
-                 environ=None, force_polling=False, max_entries=300_000):
+    def __init__(self, debounce_s: float = 0.05, log: Callable[[str], object] | None = None, *,
+                 max_delay_s: float = 0.15, queue_max: int = 100_000, poll_interval_s: float = 2.0,
+                 health_s: float = 2.0, reconcile_s: float = 600.0, missing_recheck_s: float = 1.0,
+                 init_timeout_s: float = 120.0, exclude: Iterable[str] | None = None,
+                 always_ignored: Iterable[str] = worktree_tree.DEFAULT_ALWAYS_IGNORED,
+                 environ: Mapping[str, str] | None = None, force_polling: bool = False,
+                 max_entries: int = 300_000) -> None:
         self.debounce_s = debounce_s
         self.max_delay_s = max(max_delay_s, debounce_s)
         self.queue_max = queue_max
@@ -93,12 +100,12 @@ class WorktreeRegistry:
             exclude = (resolved.home, resolved.run_dir)
         self.exclude = tuple(exclude)
         self._lock = threading.Lock()
-        self._roots = {}
-        self._canon = {}
+        self._roots: dict[str, RootTracker] = {}
+        self._canon: dict[str | os.PathLike[str], str] = {}
         self._closed = False
         watch.overflow_tap.listeners.add(self)
 
-    def emit(self, msg):
+    def emit(self, msg: str) -> None:
         try:
             if self._log is not None:
                 self._log(msg)
@@ -109,7 +116,7 @@ class WorktreeRegistry:
 
     # -- the contract -------------------------------------------------------
 
-    def hash_for(self, root):
+    def hash_for(self, root: str | os.PathLike[str]) -> str:
         """'wt:<hex>' for `root`; O(1) once the root has been scanned."""
         try:
             return self._root(root).hash or unknown_hash()
@@ -117,7 +124,7 @@ class WorktreeRegistry:
             self.emit("worktree: hash_for(%r) failed (%s: %s)" % (root, type(exc).__name__, exc))
             return unknown_hash()
 
-    def state(self, root):
+    def state(self, root: str | os.PathLike[str]) -> WorktreeState:
         try:
             return self._root(root).snapshot()
         except Exception as exc:
@@ -125,10 +132,10 @@ class WorktreeRegistry:
             return WorktreeState(str(root), unknown_hash(), "closed" if self._closed else "missing",
                                  0, 0, 0, 0.0, 0.0, 0.0, 0, "", 0, 0, -1, 0, "%s: %s" % (type(exc).__name__, exc))
 
-    def changed_since(self, root, wt_hash):
+    def changed_since(self, root: str | os.PathLike[str], wt_hash: str) -> bool:
         return self.hash_for(root) != wt_hash
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._closed = True
             roots = list(self._roots.values())
@@ -141,7 +148,7 @@ class WorktreeRegistry:
 
     # -- internals ----------------------------------------------------------
 
-    def _root(self, root):
+    def _root(self, root: str | os.PathLike[str]) -> RootTracker:
         if self._closed:
             raise RuntimeError("worktree registry is closed")  # its hashes are no longer maintained
         canon = self._canon.get(root)
@@ -157,10 +164,10 @@ class WorktreeRegistry:
             raise TimeoutError("initial scan of %s still running" % canon)
         return r
 
-    def _replace(self, canon, old):
+    def _replace(self, canon: str, old: RootTracker | None) -> RootTracker:
         with self._lock:
             current = self._roots.get(canon)
-            if current is not old:
+            if current is not old and current is not None:
                 return current  # another thread got here first
             if self._closed:
                 raise RuntimeError("worktree registry is closed")
@@ -174,6 +181,6 @@ class WorktreeRegistry:
         r.start()
         return r
 
-    def backend_overflow(self):
+    def backend_overflow(self) -> None:
         for r in list(self._roots.values()):
             r.backend_overflow()

@@ -19,11 +19,15 @@ keeps the three in step (the registry in reflex.worktree.registry owns the track
   so readers take it without a lock.
 """
 
+from __future__ import annotations
+
 import os
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, cast
 
 from reflex.worktree import ignore as worktree_ignore
 from reflex.worktree import tree as worktree_tree
@@ -31,11 +35,37 @@ from reflex.worktree import watch
 
 MISSING_HASH = "wt:" + "0" * 32
 
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
 _STOP = object()
 _WAKE = object()
 
+# What the watch handler enqueues: (event type, source path, destination path, is a directory);
+# the queue also carries the _STOP and _WAKE sentinels.
+WatchEvent = tuple[str, "str | bytes", "str | bytes", bool]
 
-def unknown_hash():
+
+class Settings(Protocol):
+    """What a tracker reads from the registry that owns it (a WorktreeRegistry; a protocol,
+    so this module need not import the registry, which imports it)."""
+
+    queue_max: int
+    debounce_s: float
+    max_delay_s: float
+    poll_interval_s: float
+    health_s: float
+    reconcile_s: float
+    max_entries: int
+    always_ignored: frozenset[str]
+    exclude: tuple[str, ...]
+    environ: Mapping[str, str] | None
+    force_polling: bool
+
+    def emit(self, msg: str) -> None: ...
+
+
+def unknown_hash() -> str:
     """A hash equal to nothing, for answers we could not compute: reads as "changed"."""
     return "wt:" + os.urandom(16).hex()
 
@@ -43,7 +73,7 @@ def unknown_hash():
 @dataclass(frozen=True)
 class WorktreeState:
     root: str
-    hash: str
+    hash: str | None          # None once the root cannot be tracked (mode too-large or missing)
     mode: str                 # watching | polling | missing | too-large | closed
     files: int
     dirs: int
@@ -65,7 +95,7 @@ class WorktreeState:
     pending: bool = False
 
 
-def _excluded_rels(root, exclude):
+def _excluded_rels(root: str, exclude: Iterable[str]) -> set[str]:
     rels = set()
     for path in exclude:
         real = os.path.realpath(path)
@@ -74,7 +104,9 @@ def _excluded_rels(root, exclude):
     return rels
 
 
-def new_index(root, repo, exclude, always_ignored, log, max_entries=300_000, content_cache=None):
+def new_index(root: str, repo: worktree_ignore.Repo, exclude: Iterable[str], always_ignored: Iterable[str],
+              log: Callable[[str], None] | None, max_entries: int = 300_000,
+              content_cache: worktree_tree.ContentCache | None = None) -> worktree_tree.TreeIndex:
     return worktree_tree.TreeIndex(root, repo, _excluded_rels(root, exclude), always_ignored, log, max_entries,
                                    content_cache)
 
@@ -82,22 +114,22 @@ def new_index(root, repo, exclude, always_ignored, log, max_entries=300_000, con
 class RootTracker:
     """One root: its index, hash, observer and worker thread."""
 
-    def __init__(self, reg, root, generation=0):
+    def __init__(self, reg: Settings, root: str, generation: int = 0) -> None:
         self.reg = reg
         self.root = root
         self.root_prefix = root.rstrip(os.sep) + os.sep
         self.ready = threading.Event()
         self.lock = threading.Lock()
         self.stop_evt = threading.Event()
-        self.queue = queue.Queue(maxsize=reg.queue_max)
+        self.queue: queue.Queue[object] = queue.Queue(maxsize=reg.queue_max)
         self.overflow = False
         self.rescan_reason = ""
-        self.index = None
-        self.content_cache = {}
-        self.repo = None
-        self.observer = None
-        self.worker = None
-        self.hash = MISSING_HASH
+        self.index: worktree_tree.TreeIndex | None = None
+        self.content_cache: worktree_tree.ContentCache = {}
+        self.repo: worktree_ignore.Repo | None = None
+        self.observer: BaseObserver | None = None
+        self.worker: threading.Thread | None = None
+        self.hash: str | None = MISSING_HASH
         self.mode = "starting"
         self.generation = generation
         self.last_change = time.time()
@@ -109,12 +141,12 @@ class RootTracker:
         self.watches = -1
         self.short_checks = 0
 
-    def log(self, msg):
+    def log(self, msg: str) -> None:
         self.reg.emit(msg)
 
     # -- lifecycle (start runs in the first caller's thread) ----------------
 
-    def start(self):
+    def start(self) -> None:
         try:
             if not os.path.isdir(self.root):
                 self.mode = "missing"
@@ -145,7 +177,7 @@ class RootTracker:
         finally:
             self.ready.set()
 
-    def _give_up(self, mode, exc):
+    def _give_up(self, mode: str, exc: BaseException) -> None:
         watch.stop_observer(self.observer)
         self.observer = None
         self.error = "%s: %s" % (type(exc).__name__, exc)
@@ -153,14 +185,15 @@ class RootTracker:
         self.hash = None  # hash_for answers a fresh unknown hash each time: "changed"
         self.log("worktree: cannot track %s (%s); its hash reads as always changed" % (self.root, self.error))
 
-    def _build_index(self):
+    def _build_index(self) -> worktree_tree.TreeIndex:
+        assert self.repo is not None  # start() finds the repository before the first scan
         # One content cache per root across full rescans: a rescan re-reads only what moved.
         index = new_index(self.root, self.repo, self.reg.exclude, self.reg.always_ignored, self.log,
                           self.reg.max_entries, self.content_cache)
         index.scan_all()
         return index
 
-    def _start_watch(self):
+    def _start_watch(self) -> bool:
         try:
             self.observer = watch.start_observer(self.root, self)
             return True
@@ -168,9 +201,10 @@ class RootTracker:
             self._fall_back(str(exc))
             return False
 
-    def _watch_covers(self, retry=False):
+    def _watch_covers(self, retry: bool = False) -> bool:
         """Does the watch reach every directory we track?  (watchdog swallows
         ENOSPC below the root, leaving those directories silently unwatched.)"""
+        assert self.index is not None  # asked only after the initial scan
         for attempt in range(2 if retry else 1):
             self.watches = watch.watch_count(self.observer) if self.observer else -1
             needed = self.index.dirs + 1 - self.index.unreadable
@@ -180,7 +214,7 @@ class RootTracker:
                 time.sleep(0.05)  # directories created during the scan get their watch on their event
         return False
 
-    def _fall_back(self, why):
+    def _fall_back(self, why: str) -> None:
         watch.stop_observer(self.observer)
         self.observer = None
         self.watches = -1
@@ -189,7 +223,7 @@ class RootTracker:
         self.log("worktree: %s on %s; falling back to polling rescans every %.1fs or more"
                  % (why, self.root, self.reg.poll_interval_s))
 
-    def stop(self, mode="closed"):
+    def stop(self, mode: str = "closed") -> None:
         self.stop_evt.set()
         try:
             self.queue.put_nowait(_STOP)
@@ -204,24 +238,24 @@ class RootTracker:
 
     # -- producers (any thread) ---------------------------------------------
 
-    def enqueue(self, item):
+    def enqueue(self, item: object) -> None:
         self.last_activity = time.monotonic()
         try:
             self.queue.put_nowait(item)
         except queue.Full:
             self.overflow = True
 
-    def backend_overflow(self):
+    def backend_overflow(self) -> None:
         if self.mode in ("starting", "watching"):
             self.request_rescan("watchdog queue overflow")
 
-    def request_rescan(self, reason):
+    def request_rescan(self, reason: str) -> None:
         self.rescan_reason = reason
         self.enqueue(_WAKE)
 
     # -- the worker ---------------------------------------------------------
 
-    def _run(self):
+    def _run(self) -> None:
         while not self.stop_evt.is_set():
             try:
                 try:
@@ -240,7 +274,7 @@ class RootTracker:
             except Exception:
                 self.stop_evt.wait(1.0)  # the rescan failed too: try again, slowly
 
-    def _cycle(self):
+    def _cycle(self) -> bool:
         if self.mode == "polling":
             timeout = max(self.reg.poll_interval_s, 10 * self.last_scan_s)
         else:
@@ -267,7 +301,7 @@ class RootTracker:
         self._process(batch)
         return _STOP not in batch
 
-    def _process(self, batch):
+    def _process(self, batch: list[object]) -> None:
         if self.overflow or self.rescan_reason:
             # Clear the flags before draining and scanning: anything lost after
             # this point sets them again and earns another rescan.
@@ -277,7 +311,7 @@ class RootTracker:
             self._drain()
             self._full_rescan(reason)
             return
-        touched = {}
+        touched: dict[str, bool] = {}
         root_gone = False
         if self._repo_rules_touched(batch):
             self.repo = worktree_ignore.find_repo(self.root, self.reg.environ)
@@ -288,7 +322,7 @@ class RootTracker:
             if item is _STOP or item is _WAKE:
                 continue
             self.events += 1
-            kind, src, dest, is_dir = item
+            kind, src, dest, is_dir = cast(WatchEvent, item)
             if kind == "moved":
                 root_gone |= self._touch(touched, src, False)
                 self._touch(touched, dest, is_dir)
@@ -302,16 +336,18 @@ class RootTracker:
             self._root_gone()
             return
         if touched:
+            assert self.index is not None  # the worker starts after the initial scan
             with self.lock:
                 for rel, subtree in sorted(touched.items(), key=lambda kv: kv[0].count("/")):
                     self.index.apply(rel, subtree)
                 self._publish()
 
-    def _repo_rules_touched(self, batch):
+    def _repo_rules_touched(self, batch: list[object]) -> bool:
         exclude = self.root_prefix + os.path.join(".git", "info", "exclude")
-        return any(item is not _STOP and item is not _WAKE and exclude in (item[1], item[2]) for item in batch)
+        return any(item is not _STOP and item is not _WAKE and exclude in cast(WatchEvent, item)[1:3]
+                   for item in batch)
 
-    def _touch(self, touched, path, subtree):
+    def _touch(self, touched: dict[str, bool], path: str | bytes, subtree: bool) -> bool:
         """Record `path` (an absolute path from watchdog); True if it is the root itself."""
         if isinstance(path, bytes):
             path = os.fsdecode(path)
@@ -324,7 +360,7 @@ class RootTracker:
             touched[rel] = touched.get(rel, False) or subtree
         return False
 
-    def _drain(self):
+    def _drain(self) -> None:
         while True:
             try:
                 item = self.queue.get_nowait()
@@ -333,7 +369,7 @@ class RootTracker:
             if item is _STOP:
                 self.stop_evt.set()
 
-    def _on_idle(self):
+    def _on_idle(self) -> None:
         if not os.path.isdir(self.root):
             self._root_gone()
             return
@@ -354,6 +390,7 @@ class RootTracker:
         else:
             self.short_checks += 1
             if self.short_checks >= 2:  # twice in a row: not a directory caught mid-creation
+                assert self.index is not None  # the worker starts after the initial scan
                 self._fall_back("inotify watch limit reached: %d of %d directories watched"
                                 % (self.watches, self.index.dirs + 1))
                 self._full_rescan("watch limit")
@@ -364,7 +401,7 @@ class RootTracker:
             if self.hash != before and self.queue.empty():
                 self.log("worktree: reconcile on %s found drift (%s -> %s)" % (self.root, before, self.hash))
 
-    def _full_rescan(self, reason, quiet=False):
+    def _full_rescan(self, reason: str, quiet: bool = False) -> None:
         t0 = time.perf_counter()
         index = self._build_index()
         elapsed = time.perf_counter() - t0
@@ -378,7 +415,8 @@ class RootTracker:
         if not quiet:
             self.log("worktree: full rescan of %s (%s): %d files in %.3fs" % (self.root, reason, index.files, elapsed))
 
-    def _publish(self, initial=False):
+    def _publish(self, initial: bool = False) -> None:
+        assert self.index is not None  # published only after a scan
         new = self.index.hash()
         if new != self.hash or initial:
             self.hash = new
@@ -386,7 +424,7 @@ class RootTracker:
                 self.generation += 1
             self.last_change = time.time()
 
-    def _root_gone(self):
+    def _root_gone(self) -> None:
         self.log("worktree: root %s disappeared; hash is the missing sentinel" % self.root)
         watch.stop_observer(self.observer)
         self.observer = None
@@ -398,7 +436,7 @@ class RootTracker:
         self.checked_at = time.monotonic()
         self.stop_evt.set()
 
-    def snapshot(self):
+    def snapshot(self) -> WorktreeState:
         with self.lock:
             index = self.index
             return WorktreeState(

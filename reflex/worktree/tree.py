@@ -39,12 +39,20 @@ Not thread-safe: one worker thread owns an index (see reflex.worktree.root).
 stdlib-only.
 """
 
+from __future__ import annotations
+
 import hashlib
 import os
 import stat as stat_mod
 
 from reflex.worktree import ignore as ign
 from reflex.errors import CtxError
+
+# Annotation-only imports: this module is on the hot path (reflex.STDLIB_ONLY), where importing
+# typing or collections.abc would cost milliseconds per hook; mypy reads the block as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 MOD = 1 << 256
 
@@ -54,6 +62,10 @@ DEFAULT_ALWAYS_IGNORED = frozenset({
     "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
     ".tox", ".nox", ".coverage",
 })
+
+# rel -> (the stat data the digest was taken at, the digest): a rescan re-reads only what moved.
+ContentCache = dict[str, tuple[tuple[int, int, int, int, int], int]]
+
 
 class TreeTooLarge(CtxError):
     """The root holds more entries than we are willing to index (a home directory, /)."""
@@ -67,11 +79,11 @@ _RECORD_MARKS = ((b'"hook_event_name"', b'"session_id"'), (b'"sessionId"', b'"pa
                  (b'"transcript_path"', b'"session_id"'))
 
 
-def _digest(data):
+def _digest(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=32).digest(), "big")
 
 
-def stat_digest(rel, st):
+def stat_digest(rel: str, st: os.stat_result) -> int:
     """The digest of a file by its stat data (files too large to read, unreadable ones)."""
     mode = st.st_mode
     kind = b"l" if stat_mod.S_ISLNK(mode) else (b"f" if stat_mod.S_ISREG(mode) else b"o")
@@ -80,7 +92,7 @@ def stat_digest(rel, st):
                                               st.st_mtime_ns, st.st_ctime_ns))
 
 
-def is_harness_record(rel, head):
+def is_harness_record(rel: str, head: bytes) -> bool:
     """Is this file one of the harness's own records of the session (see the module docstring)?"""
     if not rel.endswith((".json", ".jsonl")) or not _RECORD_DIRS.intersection(rel.split("/")[:-1]):
         return False
@@ -88,7 +100,7 @@ def is_harness_record(rel, head):
 
 
 
-def content_digest(path, rel, st):
+def content_digest(path: str, rel: str, st: os.stat_result) -> int | None:
     """The digest of a file by what it holds (None: read it by stat instead)."""
     mode = st.st_mode
     if stat_mod.S_ISLNK(mode):
@@ -119,7 +131,7 @@ def content_digest(path, rel, st):
     return int.from_bytes(h.digest(), "big")
 
 
-def file_digest(rel, st, path=None, cache=None):
+def file_digest(rel: str, st: os.stat_result, path: str | None = None, cache: ContentCache | None = None) -> int:
     """A file's digest: by content when `path` is given (cached per stat in `cache`), else by stat."""
     if path is None:
         return stat_digest(rel, st)
@@ -136,11 +148,11 @@ def file_digest(rel, st, path=None, cache=None):
     return d
 
 
-def dir_digest(rel):
+def dir_digest(rel: str) -> int:
     return _digest(b"d\0" + os.fsencode(rel))
 
 
-def format_hash(total, files, dirs):
+def format_hash(total: int, files: int, dirs: int) -> str:
     body = total.to_bytes(32, "big") + b"%d/%d" % (files, dirs)
     return "wt:" + hashlib.blake2b(body, digest_size=16).hexdigest()
 
@@ -148,52 +160,53 @@ def format_hash(total, files, dirs):
 EMPTY_HASH = format_hash(0, 0, 0)
 
 
-def _parent(rel):
+def _parent(rel: str) -> str:
     i = rel.rfind("/")
     return rel[:i] if i >= 0 else ""
 
 
-def _under(rel, base):
+def _under(rel: str, base: str) -> bool:
     return base == "" or rel == base or rel.startswith(base + "/")
 
 
 class TreeIndex:
     """Tracked entries of one root.  Paths are root-relative, "/"-separated."""
 
-    def __init__(self, root, repo, excluded=(), always_ignored=DEFAULT_ALWAYS_IGNORED, log=None,
-                 max_entries=300_000, content_cache=None):
+    def __init__(self, root: str, repo: ign.Repo, excluded: Iterable[str] = (),
+                 always_ignored: Iterable[str] = DEFAULT_ALWAYS_IGNORED, log: Callable[[str], None] | None = None,
+                 max_entries: int = 300_000, content_cache: ContentCache | None = None) -> None:
         self.root = root
-        self.content = content_cache if content_cache is not None else {}  # rel -> (stat key, digest)
+        self.content: ContentCache = content_cache if content_cache is not None else {}
         self.max_entries = max_entries
         self.repo = repo
         self.excluded = frozenset(excluded)
         self.always_ignored = frozenset(always_ignored)
-        self._log = log or (lambda msg: None)
-        self.entries = {}        # rel -> digest (files, links and dirs; never the root)
-        self.kids = {"": set()}  # tracked dir rel -> names of its tracked children
-        self.rules = {}          # dir rel -> RuleSet of its .gitignore
-        self.ignored_dirs = set()
+        self._log: Callable[[str], None] = log or (lambda msg: None)
+        self.entries: dict[str, int] = {}                # rel -> digest (files, links and dirs; never the root)
+        self.kids: dict[str, set[str]] = {"": set()}     # tracked dir rel -> names of its tracked children
+        self.rules: dict[str, ign.RuleSet] = {}          # dir rel -> RuleSet of its .gitignore
+        self.ignored_dirs: set[str] = set()
         self.total = 0
         self.files = 0
         self.unreadable = 0
-        self._warned = set()
+        self._warned: set[tuple[str, str]] = set()
 
     # -- the hash -----------------------------------------------------------
 
     @property
-    def dirs(self):
+    def dirs(self) -> int:
         return len(self.kids) - 1
 
-    def hash(self):
+    def hash(self) -> str:
         return format_hash(self.total, self.files, self.dirs)
 
     # -- ignore decisions ---------------------------------------------------
 
-    def _match_path(self, rel):
+    def _match_path(self, rel: str) -> str:
         p = self.repo.prefix
         return p + "/" + rel if p else rel
 
-    def stack_for(self, dir_rel):
+    def stack_for(self, dir_rel: str) -> tuple[ign.RuleSet, ...]:
         """Rule sets that judge the children of tracked directory `dir_rel`."""
         stack = list(self.repo.base_stack)
         rs = self.rules.get("")
@@ -207,12 +220,12 @@ class TreeIndex:
                     stack.append(rs)
         return tuple(stack)
 
-    def ignored(self, rel, name, is_dir, stack):
+    def ignored(self, rel: str, name: str, is_dir: bool, stack: tuple[ign.RuleSet, ...]) -> bool:
         if name in ign.ALWAYS_IGNORED_NAMES or name in self.always_ignored or rel in self.excluded:
             return True
         return ign.is_ignored(stack, self._match_path(rel), name, is_dir)
 
-    def _load_rules(self, dir_rel):
+    def _load_rules(self, dir_rel: str) -> ign.RuleSet | None:
         base = self._match_path(dir_rel) if dir_rel else self.repo.prefix
         rs = ign.read_ruleset(os.path.join(self.root, dir_rel, ".gitignore"), base)
         if rs:
@@ -223,7 +236,7 @@ class TreeIndex:
 
     # -- mutations ----------------------------------------------------------
 
-    def _put(self, rel, digest, is_file):
+    def _put(self, rel: str, digest: int, is_file: bool) -> None:
         old = self.entries.get(rel)
         if old is None:
             if len(self.entries) >= self.max_entries:
@@ -236,7 +249,7 @@ class TreeIndex:
         self.entries[rel] = digest
         self.total = (self.total + digest) % MOD
 
-    def remove(self, rel):
+    def remove(self, rel: str) -> None:
         """Drop `rel` and, when it is a tracked directory, everything below it."""
         was_dir = rel in self.kids
         if was_dir:
@@ -264,12 +277,12 @@ class TreeIndex:
                 parent_kids.discard(rel.rpartition("/")[2])
         self.ignored_dirs.discard(rel)
 
-    def _warn_once(self, key, msg):
+    def _warn_once(self, key: tuple[str, str], msg: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
             self._log(msg)
 
-    def scan_dir(self, dir_rel, parent_stack):
+    def scan_dir(self, dir_rel: str, parent_stack: tuple[ign.RuleSet, ...]) -> None:
         """Add everything below tracked directory `dir_rel` (already in `kids`)."""
         todo = [(dir_rel, parent_stack)]
         root = self.root
@@ -315,13 +328,13 @@ class TreeIndex:
                         continue  # vanished between listing and stat; its event will follow
                     self._put(rel, file_digest(rel, st, e.path, self.content), True)
 
-    def scan_all(self):
+    def scan_all(self) -> None:
         self.scan_dir("", self.repo.base_stack)
         # The cache outlives this index (full rescans reuse it): forget files that are gone.
         for rel in [r for r in self.content if r not in self.entries]:
             del self.content[rel]
 
-    def rescan_subtree(self, dir_rel):
+    def rescan_subtree(self, dir_rel: str) -> None:
         """Re-judge and re-read everything below `dir_rel` (after its rules changed)."""
         if dir_rel and dir_rel not in self.kids:
             self.refresh(dir_rel, subtree=True)
@@ -331,7 +344,7 @@ class TreeIndex:
         self.ignored_dirs = {x for x in self.ignored_dirs if not _under(x, dir_rel) or x == dir_rel}
         self.scan_dir(dir_rel, self.stack_for(_parent(dir_rel)) if dir_rel else self.repo.base_stack)
 
-    def apply(self, rel, subtree=False):
+    def apply(self, rel: str, subtree: bool = False) -> None:
         """Bring `rel` (and, for a new or replaced directory, its contents) in
         line with the filesystem.  Idempotent: it re-stats, it never trusts the
         event that named the path."""
@@ -352,7 +365,7 @@ class TreeIndex:
             if parent in self.kids:
                 self.rescan_subtree(parent)
 
-    def refresh(self, rel, subtree):
+    def refresh(self, rel: str, subtree: bool) -> None:
         """`rel`'s parent is tracked; stat `rel` and update its entry."""
         parent = _parent(rel)
         name = rel.rpartition("/")[2]

@@ -19,10 +19,18 @@ The last two read watchdog internals; when those move, `watch_count` answers
 -1 ("cannot tell", trusted) and the hold stays at 0.5 s - slower, not wrong.
 """
 
+from __future__ import annotations
+
 import errno
 import logging
 import weakref
+from typing import TYPE_CHECKING, Any, Protocol
+
 from reflex.errors import CtxError
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
 
 MOVE_PAIR_S = 0.02
 
@@ -31,7 +39,19 @@ class WatchFailed(CtxError):
     """The watch could not be established; the message says why, for the log."""
 
 
-def _read(path):
+class EventSink(Protocol):
+    """Where the handler puts watch events (a RootTracker): it only enqueues."""
+
+    overflow: bool
+
+    def enqueue(self, item: object) -> None: ...
+
+
+class OverflowListener(Protocol):
+    def backend_overflow(self) -> None: ...
+
+
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read().strip()
@@ -39,7 +59,7 @@ def _read(path):
         return None
 
 
-def _limit(name, ns_name):
+def _limit(name: str, ns_name: str) -> str:
     """The sysctl, plus the user namespace's own limit when that is lower (containers)."""
     value = _read("/proc/sys/fs/inotify/" + name) or "?"
     ns_value = _read("/proc/sys/user/" + ns_name)
@@ -48,7 +68,7 @@ def _limit(name, ns_name):
     return value
 
 
-def describe(exc):
+def describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return "inotify watch limit reached (fs.inotify.max_user_watches=%s)" % _limit(
             "max_user_watches", "max_inotify_watches")
@@ -58,7 +78,7 @@ def describe(exc):
     return "cannot watch (%s: %s)" % (type(exc).__name__, exc)
 
 
-def _event_filter():
+def _event_filter() -> list[type[FileSystemEvent]]:
     from watchdog import events as ev
     # No opened / closed-no-write: reads (grep -r, a test run) would flood the
     # queue; with a filter watchdog leaves them out of the inotify mask too.
@@ -68,13 +88,13 @@ def _event_filter():
             ev.FileClosedEvent]
 
 
-def _make_handler(sink):
+def _make_handler(sink: EventSink) -> FileSystemEventHandler:
     from watchdog.events import FileSystemEventHandler
 
     class _EnqueueOnly(FileSystemEventHandler):
         """An exception in a handler stops watchdog's dispatch for good: enqueue, nothing else."""
 
-        def dispatch(self, event):
+        def dispatch(self, event: FileSystemEvent) -> None:
             try:
                 sink.enqueue((event.event_type, event.src_path, event.dest_path, event.is_directory))
             except Exception:
@@ -83,7 +103,7 @@ def _make_handler(sink):
     return _EnqueueOnly()
 
 
-def start_observer(root, sink):
+def start_observer(root: str, sink: EventSink) -> BaseObserver:
     """A running recursive observer on `root` feeding `sink.enqueue`; raises WatchFailed."""
     try:
         import warnings
@@ -109,7 +129,7 @@ def start_observer(root, sink):
     return observer
 
 
-def stop_observer(observer):
+def stop_observer(observer: BaseObserver | None) -> None:
     if observer is None:
         return
     try:
@@ -120,17 +140,19 @@ def stop_observer(observer):
         pass
 
 
-def observer_alive(observer):
+def observer_alive(observer: BaseObserver) -> bool:
     try:
         return observer.is_alive() and all(em.is_alive() for em in list(observer.emitters))
     except Exception:
         return False
 
 
-def watch_count(observer):
+def watch_count(observer: BaseObserver) -> int:
     """inotify watches the observer holds, or -1 when that cannot be read."""
     try:
-        return sum(len(em._inotify._active_callbacks_by_path) for em in list(observer.emitters))
+        # Private to the inotify emitter (see the module docstring): any change lands in the except.
+        emitters: list[Any] = list(observer.emitters)
+        return sum(len(em._inotify._active_callbacks_by_path) for em in emitters)
     except Exception:
         return -1
 
@@ -138,11 +160,11 @@ def watch_count(observer):
 class _OverflowTap(logging.Handler):
     """Turns watchdog's "queue overflowed" log lines into rescan requests."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.listeners = weakref.WeakSet()
+        self.listeners: weakref.WeakSet[OverflowListener] = weakref.WeakSet()
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         try:
             if "overflow" in str(record.msg).lower():
                 for listener in list(self.listeners):

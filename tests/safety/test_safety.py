@@ -154,6 +154,28 @@ def test_semantics(command, expect):
     assert ("deny" if d else "allow") == expect, d and d.reason
 
 
+@pytest.mark.parametrize("command,verb", [
+    ("source .env && export", "export"),
+    ("source .env && declare -p", "declare"),
+    ("set -a; . ./.env; typeset -x", "typeset"),
+])
+def test_listing_variables_after_sourcing_a_secret_is_the_env_dump_rule(command, verb):
+    # Found by mypy: a local flag named `dump` shadowed the rule's function, so the builtins
+    # that list variables raised and only the fallback mention scan denied, under the wrong rule.
+    d = check_command(command, ROOT, POLICIES["default"])
+    assert d is not None and d.rule == "secret-env-dump", d
+    assert "`%s`" % verb in d.reason and ROOT + "/.env" in d.reason
+
+
+def test_glob_before_double_star_is_a_tree_read_under_the_known_part():
+    # Found by mypy: a glob component before `**` put a compiled pattern among the directory
+    # names joined into the tree's root; the walk raised and the recursive read went through
+    # unredacted.
+    v = safety.assess_command("cat src/*/x/**/y", ROOT, POLICIES["default"])
+    assert isinstance(v, Redact) and list(v.roots) == [ROOT + "/src"], v
+    assert isinstance(safety.assess_command("cat ~/*/**/y", ROOT, POLICIES["default"]), Denial)
+
+
 def test_unknown_root_protects_only_home_dotfiles_root_and_system():
     p = POLICIES["no-root"]
     assert check_command("rm -rf build && cp x ~/Documents/y", HOME + "/proj", p) is None
@@ -352,8 +374,11 @@ def test_stdlib_only_and_no_heavy_imports():
     foreign = [m for m in loaded if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "reflex"]
     assert foreign == []
     ours = {m for m in loaded if m.startswith("reflex")}
-    assert ours <= {"reflex", "reflex.errors", "reflex.safety", "reflex.safety.model", "reflex.safety.plane", "reflex.safety.lex", "reflex.safety.paths", "reflex.safety.shell",
-                    "reflex.safety.argv", "reflex.safety.cmds", "reflex.safety.nested", "reflex.safety.files",
-                    "reflex.safety.readers", "reflex.safety.words", "reflex.safety.disk"}
+    assert ours <= {"reflex", "reflex.errors", "reflex.safety", "reflex.safety.model", "reflex.safety.plane",
+                    "reflex.safety.lex", "reflex.safety.paths", "reflex.safety.shell", "reflex.safety.argv",
+                    "reflex.safety.cmds", "reflex.safety.nested", "reflex.safety.files", "reflex.safety.readers",
+                    "reflex.safety.words", "reflex.safety.disk"}
     # dataclasses pulls in inspect (~6 ms); the safety plane keeps both off the hook's path.
     assert "inspect" not in loaded and "dataclasses" not in loaded and "json" not in loaded
+    # Its annotations import nothing at run time (typing alone costs several ms).
+    assert "typing" not in loaded and "collections.abc" not in loaded

@@ -19,8 +19,11 @@ MESSAGE_CHARS = 200
 
 
 class Profile(Protocol):
-    name: str
-    version: int
+    # Read-only: the profiles are frozen dataclasses (runner.RunnerProfile) as well as classes.
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> int: ...
 
     def detect(self, out: Output) -> bool:
         """Cheap: does this output look like ours?  Used to pick a profile for npm scripts."""

@@ -69,6 +69,7 @@ def parse(out: Output) -> runner.Parsed | None:
                                                       message=_message(body) + f" ({ms['why']})",
                                                       span=out.span(i, end)))
             else:
+                assert mh is not None  # one of the two matched
                 loc = _LOCATION.match(body[0]) if body else None
                 f = Failure(id=f"{mh['module']} {mh['name']}", span=out.span(i, end),
                             message=_message(body[1:] if loc else body))

@@ -93,7 +93,7 @@ def _candidate_lines(out: Output) -> list[int]:
     # Line index of each offset by counting newlines between consecutive offsets (C speed,
     # no list of every line start: a 4 MiB output can have two million lines).
     offsets.sort()
-    found = []
+    found: list[int] = []
     line = 0
     at = 0
     for o in offsets:

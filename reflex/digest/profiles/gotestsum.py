@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from reflex.digest.facts import BuildError, Diagnostic, Failure
+from reflex.digest.facts import BuildError, Diagnostic, Facts, Failure
 from reflex.digest.profiles import gotest, runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -103,7 +103,7 @@ class _GotestsumOrGoTest:
     def detect(self, out: Output) -> bool:
         return _PROFILE.detect(out)
 
-    def extract(self, raw: bytes, exit_code: int | None, command: str):
+    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
         if parse(Output.of(raw)) is None:
             return gotest.PROFILE.extract(raw, exit_code, command)
         return _PROFILE.extract(raw, exit_code, command)

@@ -38,7 +38,7 @@ def _counts(body: str) -> Counts:
     for n, w in _NUM.findall(body):
         key = {"pending": "skipped"}.get(w, w)
         c[key] = c.get(key, 0) + int(n)
-    return Counts(**c)
+    return Counts.model_validate(c)
 
 
 class JestProfile:

@@ -125,7 +125,7 @@ def parse(out: Output) -> runner.Parsed | None:
     if box:
         fixed = {"tests successful": "passed", "tests failed": "failed", "tests skipped": "skipped",
                  "tests found": "total"}
-        counts = Counts(**{fixed[k]: n for k, n in box if k in fixed})
+        counts = Counts.model_validate({fixed[k]: n for k, n in box if k in fixed})
         counts.other = {k: n for k, n in box if k not in fixed}
         parsed.counts = counts
     else:

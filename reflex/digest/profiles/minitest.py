@@ -37,8 +37,7 @@ def parse(out: Output) -> runner.Parsed | None:
     while i < len(lines):
         s = lines[i]
         mb = _BLOCK.match(s)
-        if mb and i + 1 < len(lines) and _TITLE.match(lines[i + 1]):
-            mt = _TITLE.match(lines[i + 1])
+        if mb and i + 1 < len(lines) and (mt := _TITLE.match(lines[i + 1])):
             end = runner.block_end(lines, i, _ends)
             body = [x.strip() for x in lines[i + 2:end] if x.strip()]
             f = Failure(id=mt["id"], kind="error" if mb["kind"] == "Error" else "failed", span=out.span(i, end))

@@ -60,9 +60,9 @@ class MypyProfile:
                         and not _DIAG.match(lines[j]) and not _FOUND.match(lines[j]):
                     msg += " " + lines[j].strip()
                     j += 1
-                while j < n and (lines[j].startswith(" ") or (_DIAG.match(lines[j]) and _DIAG.match(lines[j])["sev"] == "note"
-                                                                and _DIAG.match(lines[j])["file"] == m["file"]
-                                                                and _DIAG.match(lines[j])["line"] == m["line"])):
+                while j < n and (lines[j].startswith(" ") or ((mn := _DIAG.match(lines[j])) is not None
+                                                                and mn["sev"] == "note" and mn["file"] == m["file"]
+                                                                and mn["line"] == m["line"])):
                     j += 1
                 mc = _CODE.search(msg)
                 code = mc["code"] if mc else None

@@ -87,7 +87,8 @@ def _parse_tap(out: Output) -> runner.Parsed:
     return parsed
 
 
-def _tap_failure(out, parsed, names, depth, name, meta, start, end) -> None:
+def _tap_failure(out: Output, parsed: runner.Parsed, names: runner.NamePath, depth: int, name: str,
+                 meta: dict[str, str], start: int, end: int) -> None:
     kind = meta.get("failureType", "")
     if kind == "subtestsFailed":
         return
@@ -122,9 +123,11 @@ def _parse_spec(out: Output) -> runner.Parsed:
         mr = _SPEC_RESULT.match(s)
         if mr and mr["st"] == "✖" and not mr["dir"]:
             depth = len(mr["ind"]) // 2
-            end = runner.block_end(lines, i, lambda x, d=len(mr["ind"]): bool(
-                (_SPEC_RESULT.match(x) or _SPEC_SUITE.match(x)) and len(x) - len(x.lstrip()) <= d
-                or _COUNT.match(x) or _FAILING_LIST.match(x)))
+            def ends(x: str, d: int = len(mr["ind"])) -> bool:
+                return bool((_SPEC_RESULT.match(x) or _SPEC_SUITE.match(x)) and len(x) - len(x.lstrip()) <= d
+                            or _COUNT.match(x) or _FAILING_LIST.match(x))
+
+            end = runner.block_end(lines, i, ends)
             body = [x.strip() for x in lines[i + 1:end] if x.strip()]
             name = mr["name"]
             is_suite = any(_SPEC_SUITE.match(x) and x.strip()[2:] == name for x in lines[max(0, i - 400):i])
@@ -148,7 +151,8 @@ def _parse_spec(out: Output) -> runner.Parsed:
     return parsed
 
 
-def _read_listing(out: Output, start: int, parsed, by_name, counts) -> None:
+def _read_listing(out: Output, start: int, parsed: runner.Parsed, by_name: dict[str, list[Failure]],
+                  counts: list[tuple[str, int]]) -> None:
     """The `failing tests:` list after a spec/dot run: locations for spec, the failures themselves for dot."""
     lines = out.lines
     at = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from reflex.digest.facts import BuildError, Failure
+from reflex.digest.facts import BuildError, Counts, Failure
 from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -40,7 +40,7 @@ def _ends(s: str) -> bool:
                 or s.startswith(("FAILURES!", "ERRORS!", "WARNINGS!")))
 
 
-def _counts(s: str):
+def _counts(s: str) -> Counts:
     pairs = []
     for word, n, n2, word2 in _PAIR.findall(s):
         pairs.append(((word or word2).lower(), int(n or n2)))
@@ -72,7 +72,7 @@ def parse(out: Output) -> runner.Parsed | None:
             end = runner.block_end(lines, i, _ends)
             body = [x.strip() for x in lines[i + 1:end] if x.strip()]
             frames = [m for m in map(_FRAME.match, body) if m]
-            f = Failure(id=me["id"], kind="error" if listing.startswith("error") else "failed",
+            f = Failure(id=me["id"], kind="error" if (listing or "").startswith("error") else "failed",
                         message=one_line(body[0] if body else ""), span=out.span(i, end))
             if frames:
                 f.file, f.line = frames[-1]["file"], int(frames[-1]["line"])

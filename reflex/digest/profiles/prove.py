@@ -65,8 +65,7 @@ def parse(out: Output) -> runner.Parsed | None:
             report[current_report] = []
             report_at[current_report] = i
             report_failed += int(mr["failed"])
-        elif current_report and _REPORT_DETAIL.match(s):
-            md = _REPORT_DETAIL.match(s)
+        elif current_report and (md := _REPORT_DETAIL.match(s)):
             report[current_report].append(f"{md['what']}: {md['v'].strip()}")
         elif not s.startswith(" "):
             current_report = None

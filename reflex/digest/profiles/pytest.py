@@ -281,14 +281,14 @@ class PytestProfile:
         for bi, b in enumerate(test_blocks):
             if bi in used_blocks:
                 continue
-            kind = "error" if b.title.startswith("ERROR at ") else "failed"
+            is_error = b.title.startswith("ERROR at ")
             title = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
             if not _TITLE.fullmatch(title):
                 continue  # a rule printed inside another test's output, not a pytest block title
             loc_file, loc_line = _block_location(lines, b, None)
-            ident = _id_from_title(title, loc_file)
+            block_id = _id_from_title(title, loc_file)
             failures.append(
-                Failure(id=ident, kind=kind, file=loc_file, line=loc_line,
+                Failure(id=block_id, kind="error" if is_error else "failed", file=loc_file, line=loc_line,
                         message=one_line(_block_message(lines, b)), span=out.span(b.start, b.end))
             )
 
@@ -410,7 +410,7 @@ def _attach_line_mode(out: Output, failures: list[Failure]) -> None:
     lines = out.lines
     in_failures = False
     chunks: list[tuple[int, int, str, int, str]] = []
-    chunk_start = None
+    chunk_start = 0  # (set with in_failures, before any use)
     for i, s in enumerate(lines):
         m = _SECTION.match(s)
         if m:

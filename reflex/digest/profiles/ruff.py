@@ -98,8 +98,8 @@ class RuffProfile:
             elif _PASSED.match(s):
                 counts = Counts(errors=0)
                 verdict = True
-            elif _FIXABLE.match(s):
-                fixable = int(_FIXABLE.match(s)["n"])
+            elif mf := _FIXABLE.match(s):
+                fixable = int(mf["n"])
         if not verdict and not diags and not stats:
             return handover(raw, exit_code, command, NAME)
         if fixable is not None:
