@@ -54,7 +54,7 @@ BENCHES = {
               "bench_stats.json"),
     "peers": ("bench_peers.py", None, [], 900, "bench_peers.json"),
     "referee": ("referee.py", None, [], 1200, "referee.json"),
-    "search": ("bench_search.py", ["--quick", "--size-mb", "5"], [], 1800, "bench_search.json"),
+    "search": ("bench_search.py", ["--quick", "--size-mb", "2"], [], 1800, "bench_search.json"),
     "ledger_guard": ("bench_ledger_guard.py", ["--events", "1000", "--rounds", "1"], [], 600, "bench_ledger_guard.json"),
 }
 
