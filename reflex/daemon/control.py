@@ -75,7 +75,7 @@ def start(paths: paths_mod.Paths, *, wait: float = 10.0, foreground: bool = Fals
     finally:
         os.close(dir_fd)
     try:
-        subprocess.Popen([sys.executable, "-m", "reflex.daemon", "run", "--detached"],
+        subprocess.Popen([sys.executable, "-I", "-m", "reflex.daemon", "run", "--detached"],
                          stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True)
     finally:
         os.close(log_fd)

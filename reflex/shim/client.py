@@ -190,7 +190,7 @@ def spawn_daemon(paths, python=None):
             pass
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
-        _detached_spawn([python or _daemon_python(), "-m", "reflex.daemon", "run", "--detached"], paths)
+        _detached_spawn([python or _daemon_python(), "-I", "-m", "reflex.daemon", "run", "--detached"], paths)
         return True
     finally:
         os.close(fd)
