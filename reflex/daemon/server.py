@@ -78,6 +78,9 @@ class Server:
         ingested = await self._ingest_spool()
         if ingested:
             self.log("ingested %d spooled frames at start" % ingested)
+        swept = sweep_captures(self.paths.captures, time.time())
+        if swept:
+            self.log("removed %d capture file(s) left by runs that ended without finishing" % swept)
         unix_server = await self._listen_unix()
         http_server = await self._listen_http() if self.http_port else None
         self._write_status(http_server)
@@ -423,3 +426,28 @@ def _transient(exc: BaseException) -> bool:
     import sqlite3
     return isinstance(exc, (OSError, MemoryError, sqlite3.OperationalError)) and \
         not isinstance(exc, paths_mod.UntrustedPath)
+
+
+# A capture untouched this long belongs to a run that was killed before it could finish: its
+# raw bytes (secret values not yet redacted) are removed.  A live run writes to its capture,
+# and keeps reading it through its open descriptor even if the file is gone.
+STALE_CAPTURE_S = 6 * 3600
+
+
+def sweep_captures(captures_dir: str, now: float, stale_s: float = STALE_CAPTURE_S) -> int:
+    """Remove regular files under `captures_dir` not modified for `stale_s`; -> how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(captures_dir))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not entry.is_file(follow_symlinks=False) or now - st.st_mtime < stale_s:
+                continue
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed

@@ -124,3 +124,20 @@ def test_kill9_then_shim_restarts_daemon(paths, daemon):
             break
         time.sleep(0.1)
     assert len(rows) == 1 and rows[0]["spooled"] == 1
+
+
+def test_captures_of_runs_killed_before_they_finished_are_removed_at_start(paths, daemon):
+    # `ctx run` killed with SIGKILL leaves its capture (raw output, secret values not yet
+    # redacted) behind; the next daemon removes it once it is stale, and leaves live ones alone.
+    os.makedirs(paths.captures, mode=0o700, exist_ok=True)
+    stale = os.path.join(paths.captures, "a" * 20 + ".out")
+    live = os.path.join(paths.captures, "b" * 20 + ".out")
+    for p in (stale, live):
+        with open(p, "w") as f:
+            f.write("AWS_SECRET_ACCESS_KEY=not-yet-redacted\n")
+    old = time.time() - 7 * 3600
+    os.utime(stale, (old, old))
+    daemon.start()
+    assert not os.path.exists(stale)
+    assert os.path.exists(live)
+    assert "removed 1 capture file(s)" in daemon.log()
