@@ -219,16 +219,22 @@ class _CensusThread:
     """The census, taken while the command runs: for a test suite it costs nothing after."""
 
     def __init__(self, command):
-        import threading
+        # _thread, not threading: threading imports functools and collections, a cost every
+        # `ctx run` would pay before the command starts.
+        import _thread
         self._value = None
-        self._thread = threading.Thread(target=self._work, args=(command,), daemon=True)
-        self._thread.start()
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        _thread.start_new_thread(self._work, (command,))
 
     def _work(self, command):
-        self._value = _census(command)
+        try:
+            self._value = _census(command)
+        finally:
+            self._done.release()
 
     def result(self):
-        self._thread.join()
+        self._done.acquire()
         if self._value is None:
             from reflex.safety.secrets import Census
             return Census()
