@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from reflex.digest.facts import BuildError, Diagnostic, Facts, Failure
+from reflex.digest.facts import BuildError, Diagnostic, Failure
 from reflex.digest.profiles import gotest, runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -91,22 +91,5 @@ def parse(out: Output) -> runner.Parsed | None:
     return parsed
 
 
-_PROFILE = runner.bind("gotestsum", 1, parse, detect=(_DONE,))
-
-
-class _GotestsumOrGoTest:
-    """gotestsum's summary when it printed one; go test's own text (standard-quiet/-verbose) otherwise."""
-
-    name = _PROFILE.name
-    version = _PROFILE.version
-
-    def detect(self, out: Output) -> bool:
-        return _PROFILE.detect(out)
-
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        if parse(Output.of(raw)) is None:
-            return gotest.PROFILE.extract(raw, exit_code, command)
-        return _PROFILE.extract(raw, exit_code, command)
-
-
-PROFILE = _GotestsumOrGoTest()
+# Without its summary, the output is go test's own text (standard-quiet/-verbose): go test's profile reads it.
+PROFILE = runner.bind("gotestsum", 1, parse, detect=(_DONE,), fallback=gotest.PROFILE)

@@ -1,15 +1,24 @@
-"""The shared skeleton of a line-oriented test-runner profile, bound by name.
+"""The frame every profile is bound into by name, and the pieces several runners share.
 
-Most runners need the same frame around their own parsing: a cheap
-`detect` over the first and last lines, and an `extract` that hands output
-it does not recognise to the generic profile.  A runner module writes only
-what is its own (its patterns and a `parse(out) -> Parsed | None`) and binds
-it here:
+A profile needs the same frame around its own parsing: a cheap `detect`
+(used to sniff npm-script output) and an `extract` that turns what it parsed
+into Facts, or hands output it does not recognise to the generic profile.
+A profile module writes only what is its own (its patterns and a
+`parse(out) -> Parsed | None`) and binds it here:
 
     PROFILE = runner.bind("rspec", 1, parse, detect=(_SUMMARY, _FAILURES_HEADER))
+    PROFILE = runner.bind("ruff", 2, parse, detect=(runner.tail(5, _FOUND, _PASSED),))
 
-`Parsed` holds what the runner printed; Facts is filled from it and nothing
-else.  Helpers below are the pieces several runners share: counts written
+`detect` is a tuple of patterns, searched for in the first and last
+DETECT_LINES lines, and of detectors (Output -> bool) for a profile that looks
+elsewhere: `head(n, ...)`, `tail(n, ...)`, `anywhere(...)` or its own
+function.  The output is the profile's when any of them says so.
+`fallback` names the profile for another format of the same tool (gotestsum
+without its summary is go test's text); it hands over to generic itself.
+
+`Parsed` holds what the tool printed; Facts is filled from it and nothing
+else.  The generic profile is not bound here: it is what the frame hands
+over to.  Helpers below are the pieces several runners share: counts written
 as `N word` / `word N`, and the path of nested test names (suites, describe
 blocks, TAP subtests) by indentation depth.
 """
@@ -21,10 +30,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure, Span
+from reflex.digest.profiles.base import Profile
 from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
 
 DETECT_LINES = 200
+
+Detector = Callable[[Output], bool]
 
 
 @dataclass
@@ -35,7 +47,7 @@ class Parsed:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     summary: Span | None = None
-    format: str = "text"
+    format: str | None = "text"  # None: the tool has one output format
     tool_version: str | None = None
 
 
@@ -44,16 +56,18 @@ class RunnerProfile:
     name: str
     version: int
     parse: Callable[[Output], Parsed | None]
-    detect_patterns: tuple[re.Pattern[str], ...]
+    detectors: tuple[Detector, ...]
+    fallback: Profile | None = None
 
     def detect(self, out: Output) -> bool:
-        lines = out.lines[:DETECT_LINES] + out.lines[-DETECT_LINES:]
-        return any(p.search(s) for s in lines for p in self.detect_patterns)
+        return any(d(out) for d in self.detectors)
 
     def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
         out = Output.of(raw)
         parsed = self.parse(out)
         if parsed is None:
+            if self.fallback is not None:
+                return self.fallback.extract(raw, exit_code, command)
             return handover(raw, exit_code, command, self.name)
         return Facts(profile=self.name, profile_version=self.version, tool_version=parsed.tool_version,
                      format=parsed.format, recognized=True, exit_code=exit_code, counts=parsed.counts,
@@ -62,8 +76,41 @@ class RunnerProfile:
 
 
 def bind(name: str, version: int, parse: Callable[[Output], Parsed | None],
-         detect: Iterable[re.Pattern[str]]) -> RunnerProfile:
-    return RunnerProfile(name, version, parse, tuple(detect))
+         detect: Iterable[re.Pattern[str] | Detector], fallback: Profile | None = None) -> RunnerProfile:
+    """The profile `name` (parser `version`) made of `parse`; see the module docstring for `detect`."""
+    detect = tuple(detect)
+    patterns = tuple(d for d in detect if isinstance(d, re.Pattern))
+    detectors = tuple(d for d in detect if not isinstance(d, re.Pattern))
+    if patterns:
+        detectors = (ends(DETECT_LINES, *patterns),) + detectors
+    return RunnerProfile(name, version, parse, detectors, fallback)
+
+
+def _searcher(lines_of: Callable[[list[str]], list[str]], patterns: tuple[re.Pattern[str], ...]) -> Detector:
+    def detect(out: Output) -> bool:
+        return any(p.search(s) for s in lines_of(out.lines) for p in patterns)
+
+    return detect
+
+
+def head(n: int, *patterns: re.Pattern[str]) -> Detector:
+    """Any of `patterns` in the first `n` lines."""
+    return _searcher(lambda lines: lines[:n], patterns)
+
+
+def tail(n: int, *patterns: re.Pattern[str]) -> Detector:
+    """Any of `patterns` in the last `n` lines."""
+    return _searcher(lambda lines: lines[-n:], patterns)
+
+
+def ends(n: int, *patterns: re.Pattern[str]) -> Detector:
+    """Any of `patterns` in the first or the last `n` lines."""
+    return _searcher(lambda lines: lines[:n] + lines[-n:], patterns)
+
+
+def anywhere(*patterns: re.Pattern[str]) -> Detector:
+    """Any of `patterns` on any line (for output whose telling line can be anywhere)."""
+    return _searcher(lambda lines: lines, patterns)
 
 
 def counts_from(pairs: Iterable[tuple[str, int]], words: dict[str, str]) -> Counts:
