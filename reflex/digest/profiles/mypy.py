@@ -11,13 +11,10 @@ from __future__ import annotations
 import json
 import re
 
-from reflex.digest.facts import Counts, Diagnostic, Facts
+from reflex.digest.facts import Counts, Diagnostic
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "mypy"
-VERSION = 2
 
 _DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|note): (?P<msg>.*)$")
 _CODE = re.compile(r"\s+\[(?P<code>[a-z][a-z0-9-]*)\]$")
@@ -26,71 +23,62 @@ _CHECKED = re.compile(r"^Success: no issues found in (?P<c>\d+) source files?")
 _SUCCESS = re.compile(r"^Success: no issues found")
 
 
-class MypyProfile:
-    name = NAME
-    version = VERSION
-
-    def detect(self, out: Output) -> bool:
-        return any(_FOUND.match(s) or _SUCCESS.match(s) for s in out.lines[-5:])
-
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        lines = out.lines
-        n = len(lines)
-        diags: list[Diagnostic] = []
-        counts = Counts()
-        verdict = False
-        fmt = "text"
-        i = 0
-        while i < n:
-            s = lines[i]
-            if s.startswith('{"file"'):
-                d = _json_line(out, i)
-                if d is not None:
-                    fmt = "json"
-                    diags.append(d)
-                i += 1
-                continue
-            m = _DIAG.match(s)
-            if m and m["sev"] != "note":
-                msg = m["msg"]
-                j = i + 1
-                # --pretty wraps long messages onto unindented lines until the [code] suffix.
-                while not _CODE.search(msg) and j < n and lines[j] and not lines[j].startswith(" ") \
-                        and not _DIAG.match(lines[j]) and not _FOUND.match(lines[j]):
-                    msg += " " + lines[j].strip()
-                    j += 1
-                while j < n and (lines[j].startswith(" ") or ((mn := _DIAG.match(lines[j])) is not None
-                                                                and mn["sev"] == "note" and mn["file"] == m["file"]
-                                                                and mn["line"] == m["line"])):
-                    j += 1
-                mc = _CODE.search(msg)
-                code = mc["code"] if mc else None
-                if mc:
-                    msg = msg[: mc.start()]
-                diags.append(Diagnostic(file=m["file"], line=int(m["line"]), col=int(m["col"]) if m["col"] else None,
-                                        code=code, severity=m["sev"], message=one_line(msg), span=out.span(i, j)))
-                i = j
-                continue
-            mf = _FOUND.match(s)
-            if mf:
-                counts = Counts(errors=int(mf["n"]), files=int(mf["f"]))
-                if mf["c"]:
-                    counts.other["source files checked"] = int(mf["c"])
-                verdict = True
-            elif _SUCCESS.match(s):
-                counts = Counts(errors=0)
-                mc = _CHECKED.match(s)
-                if mc:
-                    counts.other["source files checked"] = int(mc["c"])
-                verdict = True
+def parse(out: Output) -> runner.Parsed | None:
+    lines = out.lines
+    n = len(lines)
+    diags: list[Diagnostic] = []
+    counts = Counts()
+    verdict = False
+    fmt = "text"
+    i = 0
+    while i < n:
+        s = lines[i]
+        if s.startswith('{"file"'):
+            d = _json_line(out, i)
+            if d is not None:
+                fmt = "json"
+                diags.append(d)
             i += 1
-        if not verdict and not diags:
-            return handover(raw, exit_code, command, NAME)
-        if fmt == "json" and not verdict:
-            counts = Counts(errors=sum(1 for d in diags if d.severity == "error"))
-        return Facts(profile=NAME, profile_version=VERSION, format=fmt, recognized=True, exit_code=exit_code,
-                     counts=counts, diagnostics=diags, total_lines=n)
+            continue
+        m = _DIAG.match(s)
+        if m and m["sev"] != "note":
+            msg = m["msg"]
+            j = i + 1
+            # --pretty wraps long messages onto unindented lines until the [code] suffix.
+            while not _CODE.search(msg) and j < n and lines[j] and not lines[j].startswith(" ") \
+                    and not _DIAG.match(lines[j]) and not _FOUND.match(lines[j]):
+                msg += " " + lines[j].strip()
+                j += 1
+            while j < n and (lines[j].startswith(" ") or ((mn := _DIAG.match(lines[j])) is not None
+                                                            and mn["sev"] == "note" and mn["file"] == m["file"]
+                                                            and mn["line"] == m["line"])):
+                j += 1
+            mc = _CODE.search(msg)
+            code = mc["code"] if mc else None
+            if mc:
+                msg = msg[: mc.start()]
+            diags.append(Diagnostic(file=m["file"], line=int(m["line"]), col=int(m["col"]) if m["col"] else None,
+                                    code=code, severity=m["sev"], message=one_line(msg), span=out.span(i, j)))
+            i = j
+            continue
+        mf = _FOUND.match(s)
+        if mf:
+            counts = Counts(errors=int(mf["n"]), files=int(mf["f"]))
+            if mf["c"]:
+                counts.other["source files checked"] = int(mf["c"])
+            verdict = True
+        elif _SUCCESS.match(s):
+            counts = Counts(errors=0)
+            mc = _CHECKED.match(s)
+            if mc:
+                counts.other["source files checked"] = int(mc["c"])
+            verdict = True
+        i += 1
+    if not verdict and not diags:
+        return None
+    if fmt == "json" and not verdict:
+        counts = Counts(errors=sum(1 for d in diags if d.severity == "error"))
+    return runner.Parsed(format=fmt, counts=counts, diagnostics=diags)
 
 
 def _json_line(out: Output, i: int) -> Diagnostic | None:
@@ -106,4 +94,4 @@ def _json_line(out: Output, i: int) -> Diagnostic | None:
                       message=one_line(str(item.get("message", ""))), span=out.span(i, i + 1))
 
 
-PROFILE = MypyProfile()
+PROFILE = runner.bind("mypy", 2, parse, detect=(runner.tail(5, _FOUND, _SUCCESS),))

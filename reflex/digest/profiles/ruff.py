@@ -16,14 +16,11 @@ from __future__ import annotations
 import json
 import re
 
-from reflex.digest.facts import Counts, Diagnostic, Facts
+from reflex.digest.facts import Counts, Diagnostic
 from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "ruff"
-VERSION = 2
 
 _CONCISE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+|[a-z-]+) (?:\[\*\] )?(?P<msg>.*)$")
 _HEAD = re.compile(r"^(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]+) (?:\[\*\] )?(?P<msg>\S.*)$")
@@ -36,89 +33,79 @@ _PASSED = re.compile(r"^All checks passed!$")
 _FIXABLE = re.compile(r"^\[\*\] (?P<n>\d+) fixable with")
 
 
-class RuffProfile:
-    name = NAME
-    version = VERSION
-
-    def detect(self, out: Output) -> bool:
-        tail = out.lines[-5:]
-        return any(_FOUND.match(s) or _PASSED.match(s) for s in tail)
-
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        facts = _json(out, exit_code)
-        if facts is not None:
-            return facts
-        lines = out.lines
-        n = len(lines)
-        diags: list[Diagnostic] = []
-        starts: list[int] = []
-        counts = Counts()
-        verdict = False
-        fmt = "full"
-        group_file = None
-        fixable = None
-        stats: list[str] = []
-        for i, s in enumerate(lines):
-            mg = _GROUP_FILE.match(s)
-            if mg:
-                group_file = mg["file"]
-                continue
-            mr = _GROUP_ROW.match(s) if group_file else None
-            if mr:
-                fmt = "grouped"
-                diags.append(Diagnostic(file=group_file, line=int(mr["line"]), col=int(mr["col"]), code=mr["code"],
-                                        message=one_line(mr["msg"]), span=out.span(i, i + 1)))
-                continue
-            ms = _STAT.match(s)
-            if ms:
-                fmt = "statistics"
-                fix = ", fixable" if ms["fix"] == "*" else ""
-                stats.append(f"{ms['code']} ×{ms['n']} ({ms['name'].strip()}{fix})")
-                continue
-            mc = _CONCISE.match(s)
-            if mc:
-                fmt = "concise"
-                diags.append(Diagnostic(file=mc["file"], line=int(mc["line"]), col=int(mc["col"]), code=mc["code"],
-                                        message=one_line(mc["msg"]), span=out.span(i, i + 1)))
-                continue
-            mh = _HEAD.match(s)
-            if mh and i + 1 < n:
-                ma = _ARROW.match(lines[i + 1])
-                if ma:
-                    diags.append(Diagnostic(file=ma["file"], line=int(ma["line"]), col=int(ma["col"]), code=mh["code"],
-                                            message=one_line(mh["msg"])))
-                    starts.append(i)
-                    continue
-            mf = _FOUND.match(s)
-            if mf:
-                counts = Counts(errors=int(mf["n"]))
-                verdict = True
+def parse(out: Output) -> runner.Parsed | None:
+    parsed = _json(out)
+    if parsed is not None:
+        return parsed
+    lines = out.lines
+    n = len(lines)
+    diags: list[Diagnostic] = []
+    starts: list[int] = []
+    counts = Counts()
+    verdict = False
+    fmt = "full"
+    group_file = None
+    fixable = None
+    stats: list[str] = []
+    for i, s in enumerate(lines):
+        mg = _GROUP_FILE.match(s)
+        if mg:
+            group_file = mg["file"]
+            continue
+        mr = _GROUP_ROW.match(s) if group_file else None
+        if mr:
+            fmt = "grouped"
+            diags.append(Diagnostic(file=group_file, line=int(mr["line"]), col=int(mr["col"]), code=mr["code"],
+                                    message=one_line(mr["msg"]), span=out.span(i, i + 1)))
+            continue
+        ms = _STAT.match(s)
+        if ms:
+            fmt = "statistics"
+            fix = ", fixable" if ms["fix"] == "*" else ""
+            stats.append(f"{ms['code']} ×{ms['n']} ({ms['name'].strip()}{fix})")
+            continue
+        mc = _CONCISE.match(s)
+        if mc:
+            fmt = "concise"
+            diags.append(Diagnostic(file=mc["file"], line=int(mc["line"]), col=int(mc["col"]), code=mc["code"],
+                                    message=one_line(mc["msg"]), span=out.span(i, i + 1)))
+            continue
+        mh = _HEAD.match(s)
+        if mh and i + 1 < n:
+            ma = _ARROW.match(lines[i + 1])
+            if ma:
+                diags.append(Diagnostic(file=ma["file"], line=int(ma["line"]), col=int(ma["col"]), code=mh["code"],
+                                        message=one_line(mh["msg"])))
                 starts.append(i)
-            elif _PASSED.match(s):
-                counts = Counts(errors=0)
-                verdict = True
-            elif mf := _FIXABLE.match(s):
-                fixable = int(mf["n"])
-        if not verdict and not diags and not stats:
-            return handover(raw, exit_code, command, NAME)
-        if fixable is not None:
-            counts.other["fixable"] = fixable
-        notes = []
-        if stats:
-            notes = ["ruff --statistics printed counts by code, no locations: " + ", ".join(stats)]
-        if fmt == "full":
-            for k, d in enumerate(diags):
-                a = starts[k]
-                b = starts[k + 1] if k + 1 < len(starts) else n
-                while b > a + 1 and not lines[b - 1].strip():
-                    b -= 1
-                d.span = out.span(a, b)
-        return Facts(profile=NAME, profile_version=VERSION, format=fmt, recognized=True, exit_code=exit_code,
-                     counts=counts, diagnostics=diags, notes=notes, total_lines=n)
+                continue
+        mf = _FOUND.match(s)
+        if mf:
+            counts = Counts(errors=int(mf["n"]))
+            verdict = True
+            starts.append(i)
+        elif _PASSED.match(s):
+            counts = Counts(errors=0)
+            verdict = True
+        elif mf := _FIXABLE.match(s):
+            fixable = int(mf["n"])
+    if not verdict and not diags and not stats:
+        return None
+    if fixable is not None:
+        counts.other["fixable"] = fixable
+    notes = []
+    if stats:
+        notes = ["ruff --statistics printed counts by code, no locations: " + ", ".join(stats)]
+    if fmt == "full":
+        for k, d in enumerate(diags):
+            a = starts[k]
+            b = starts[k + 1] if k + 1 < len(starts) else n
+            while b > a + 1 and not lines[b - 1].strip():
+                b -= 1
+            d.span = out.span(a, b)
+    return runner.Parsed(format=fmt, counts=counts, diagnostics=diags, notes=notes)
 
 
-def _json(out: Output, exit_code: int | None) -> Facts | None:
+def _json(out: Output) -> runner.Parsed | None:
     where = find_document(out.raw, (b"[\n  {", b"[{", b"[]"))
     if where is None:
         return None
@@ -136,8 +123,7 @@ def _json(out: Output, exit_code: int | None) -> Facts | None:
         diags.append(Diagnostic(file=item.get("filename"), line=loc.get("row"), col=loc.get("column"),
                                 code=item.get("code"), message=one_line(str(item.get("message", ""))),
                                 span=spans[k] if exact else where))
-    return Facts(profile=NAME, profile_version=VERSION, format="json", recognized=True, exit_code=exit_code,
-                 counts=Counts(errors=len(doc)), diagnostics=diags, total_lines=len(out.lines))
+    return runner.Parsed(format="json", counts=Counts(errors=len(doc)), diagnostics=diags)
 
 
-PROFILE = RuffProfile()
+PROFILE = runner.bind("ruff", 2, parse, detect=(runner.tail(5, _FOUND, _PASSED),))

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import re
 
-from reflex.digest.facts import Counts, Diagnostic, Facts
+from reflex.digest.facts import Counts, Diagnostic
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "tsc"
-VERSION = 2
 
 _PLAIN = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning|message) (?P<code>TS\d+): (?P<msg>.*)$")
 _PRETTY = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning|message) (?P<code>TS\d+): (?P<msg>.*)$")
@@ -26,54 +23,44 @@ _FOUND = re.compile(r"^Found (?P<n>\d+) errors?(?: in (?:(?P<f>\d+) files|(?P<sa
 _GLOBAL = re.compile(r"^(?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$")
 
 
-class TscProfile:
-    name = NAME
-    version = VERSION
-
-    def detect(self, out: Output) -> bool:
-        return any(_PLAIN.match(s) or _PRETTY.match(s) for s in out.lines[:200]) or any(
-            _FOUND.match(s) for s in out.lines[-20:])
-
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        lines = out.lines
-        n = len(lines)
-        diags: list[Diagnostic] = []
-        counts = Counts()
-        pretty = False
-        starts: list[int] = []
-        found = False
-        for i, s in enumerate(lines):
-            m = _PLAIN.match(s) or _PRETTY.match(s) or _GLOBAL.match(s)
-            if m:
-                pretty = pretty or bool(_PRETTY.match(s))
-                gd = m.groupdict()
-                diags.append(Diagnostic(file=gd.get("file"), line=int(gd["line"]) if gd.get("line") else None,
-                                        col=int(gd["col"]) if gd.get("col") else None, code=m["code"],
-                                        severity=m["sev"], message=one_line(m["msg"])))
-                starts.append(i)
-                continue
-            mf = _FOUND.match(s)
-            if mf:
-                files = int(mf["f"]) if mf["f"] else 1 if (mf["same"] or mf["one"]) else None
-                counts = Counts(errors=int(mf["n"]), files=files)
-                found = True
-                starts.append(i)
-        if not diags and not found:
-            return handover(raw, exit_code, command, NAME)
-        for k, d in enumerate(diags):
-            a = starts[k]
-            b = starts[k + 1] if k + 1 < len(starts) else n
-            # A diagnostic owns its continuation lines (and, pretty, its code frame) up to the next one.
-            while b > a + 1 and not lines[b - 1].strip():
-                b -= 1
-            if not pretty:
-                b = a + 1
-                while b < n and lines[b].startswith("  ") and not (_PLAIN.match(lines[b]) or _PRETTY.match(lines[b])):
-                    b += 1
-            d.span = out.span(a, b)
-        return Facts(profile=NAME, profile_version=VERSION, format="pretty" if pretty else "text", recognized=True,
-                     exit_code=exit_code, counts=counts, diagnostics=diags, total_lines=n)
+def parse(out: Output) -> runner.Parsed | None:
+    lines = out.lines
+    n = len(lines)
+    diags: list[Diagnostic] = []
+    counts = Counts()
+    pretty = False
+    starts: list[int] = []
+    found = False
+    for i, s in enumerate(lines):
+        m = _PLAIN.match(s) or _PRETTY.match(s) or _GLOBAL.match(s)
+        if m:
+            pretty = pretty or bool(_PRETTY.match(s))
+            gd = m.groupdict()
+            diags.append(Diagnostic(file=gd.get("file"), line=int(gd["line"]) if gd.get("line") else None,
+                                    col=int(gd["col"]) if gd.get("col") else None, code=m["code"],
+                                    severity=m["sev"], message=one_line(m["msg"])))
+            starts.append(i)
+            continue
+        mf = _FOUND.match(s)
+        if mf:
+            files = int(mf["f"]) if mf["f"] else 1 if (mf["same"] or mf["one"]) else None
+            counts = Counts(errors=int(mf["n"]), files=files)
+            found = True
+            starts.append(i)
+    if not diags and not found:
+        return None
+    for k, d in enumerate(diags):
+        a = starts[k]
+        b = starts[k + 1] if k + 1 < len(starts) else n
+        # A diagnostic owns its continuation lines (and, pretty, its code frame) up to the next one.
+        while b > a + 1 and not lines[b - 1].strip():
+            b -= 1
+        if not pretty:
+            b = a + 1
+            while b < n and lines[b].startswith("  ") and not (_PLAIN.match(lines[b]) or _PRETTY.match(lines[b])):
+                b += 1
+        d.span = out.span(a, b)
+    return runner.Parsed(format="pretty" if pretty else "text", counts=counts, diagnostics=diags)
 
 
-PROFILE = TscProfile()
+PROFILE = runner.bind("tsc", 2, parse, detect=(runner.head(200, _PLAIN, _PRETTY), runner.tail(20, _FOUND)))
