@@ -16,14 +16,11 @@ from __future__ import annotations
 import json
 import re
 
-from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts
+from reflex.digest.facts import BuildError, Counts, Diagnostic
 from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "eslint"
-VERSION = 2
 
 _ROW = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<rest>.+?)\s*$")
 _RULE = re.compile(r"^(?P<msg>.*\S)\s{2,}(?P<rule>[@\w/.\-]+)$")
@@ -36,46 +33,44 @@ _PROBLEMS_PLAIN = re.compile(r"^(?P<n>\d+) problems?$")
 _PARSING = "Parsing error:"
 
 
-class EslintProfile:
-    name = NAME
-    version = VERSION
-
-    def detect(self, out: Output) -> bool:
-        return any(_PROBLEMS.match(s) for s in out.lines[-10:]) or out.raw.startswith(b'[{"filePath"')
-
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        facts = _json(out, exit_code) or _one_per_line(out, exit_code)
-        if facts is not None:
-            return _not_linted(facts)
-        lines = out.lines
-        diags: list[Diagnostic] = []
-        counts = Counts()
-        file = None
-        summary = False
-        for i, s in enumerate(lines):
-            m = _ROW.match(s)
-            if m and file is not None:
-                rest = m["rest"]
-                mr = _RULE.match(rest)
-                msg, rule = (mr["msg"], mr["rule"]) if mr else (rest, None)
-                diags.append(Diagnostic(file=file, line=int(m["line"]), col=int(m["col"]), code=rule,
-                                        severity=m["sev"], message=one_line(msg), span=out.span(i, i + 1)))
-                continue
-            mp = _PROBLEMS.match(s)
-            if mp:
-                counts = Counts(errors=int(mp["e"]), warnings=int(mp["w"]), total=int(mp["n"]))
-                summary = True
-                continue
-            if s and not s.startswith(" ") and _FILE.match(s):
-                file = s.strip()
-        if not summary and not diags:
-            return handover(raw, exit_code, command, NAME)
-        return _not_linted(Facts(profile=NAME, profile_version=VERSION, format="stylish", recognized=True,
-                                 exit_code=exit_code, counts=counts, diagnostics=diags, total_lines=len(lines)))
+def parse(out: Output) -> runner.Parsed | None:
+    parsed = _json(out) or _one_per_line(out) or _stylish(out)
+    return _not_linted(parsed) if parsed is not None else None
 
 
-def _one_per_line(out: Output, exit_code: int | None) -> Facts | None:
+def _json_report(out: Output) -> bool:
+    return out.raw.startswith(b'[{"filePath"')
+
+
+def _stylish(out: Output) -> runner.Parsed | None:
+    """stylish (the default): a file line, then its `line:col severity message rule` rows."""
+    lines = out.lines
+    diags: list[Diagnostic] = []
+    counts = Counts()
+    file = None
+    summary = False
+    for i, s in enumerate(lines):
+        m = _ROW.match(s)
+        if m and file is not None:
+            rest = m["rest"]
+            mr = _RULE.match(rest)
+            msg, rule = (mr["msg"], mr["rule"]) if mr else (rest, None)
+            diags.append(Diagnostic(file=file, line=int(m["line"]), col=int(m["col"]), code=rule,
+                                    severity=m["sev"], message=one_line(msg), span=out.span(i, i + 1)))
+            continue
+        mp = _PROBLEMS.match(s)
+        if mp:
+            counts = Counts(errors=int(mp["e"]), warnings=int(mp["w"]), total=int(mp["n"]))
+            summary = True
+            continue
+        if s and not s.startswith(" ") and _FILE.match(s):
+            file = s.strip()
+    if not summary and not diags:
+        return None
+    return runner.Parsed(format="stylish", counts=counts, diagnostics=diags)
+
+
+def _one_per_line(out: Output) -> runner.Parsed | None:
     """compact and unix: one finding per line, the file on each, then `N problems`."""
     diags: list[Diagnostic] = []
     total = None
@@ -100,19 +95,18 @@ def _one_per_line(out: Output, exit_code: int | None) -> Facts | None:
         return None
     errors = sum(1 for d in diags if d.severity == "error")
     counts = Counts(total=total, errors=errors, warnings=len(diags) - errors) if len(diags) == total else Counts(total=total)
-    return Facts(profile=NAME, profile_version=VERSION, format=fmt or "compact", recognized=True, exit_code=exit_code,
-                 counts=counts, diagnostics=diags, total_lines=len(out.lines))
+    return runner.Parsed(format=fmt or "compact", counts=counts, diagnostics=diags)
 
 
-def _not_linted(facts: Facts) -> Facts:
-    for d in facts.diagnostics:
+def _not_linted(parsed: runner.Parsed) -> runner.Parsed:
+    for d in parsed.diagnostics:
         if d.code is None and d.message.startswith(_PARSING):
-            facts.build_errors.append(BuildError(where=d.file, label="NOT LINTED", span=d.span,
-                                                 message=f"{d.message} (line {d.line}); no rule ran on this file"))
-    return facts
+            parsed.build_errors.append(BuildError(where=d.file, label="NOT LINTED", span=d.span,
+                                                  message=f"{d.message} (line {d.line}); no rule ran on this file"))
+    return parsed
 
 
-def _json(out: Output, exit_code: int | None) -> Facts | None:
+def _json(out: Output) -> runner.Parsed | None:
     where = find_document(out.raw, (b'[{"filePath"', b'[\n  {\n    "filePath"'))
     if where is None:
         return None
@@ -143,9 +137,8 @@ def _json(out: Output, exit_code: int | None) -> Facts | None:
     if k != len(spans):
         for d in diags:
             d.span = where
-    return Facts(profile=NAME, profile_version=VERSION, format="json", recognized=True, exit_code=exit_code,
-                 counts=Counts(errors=errors, warnings=warnings, total=errors + warnings), diagnostics=diags,
-                 total_lines=len(out.lines))
+    return runner.Parsed(format="json", counts=Counts(errors=errors, warnings=warnings, total=errors + warnings),
+                         diagnostics=diags)
 
 
-PROFILE = EslintProfile()
+PROFILE = runner.bind("eslint", 2, parse, detect=(runner.tail(10, _PROBLEMS), _json_report))
