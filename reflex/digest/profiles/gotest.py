@@ -18,13 +18,10 @@ import json
 import re
 
 from reflex.digest import ids
-from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure
+from reflex.digest.facts import BuildError, Counts, Diagnostic, Failure
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "gotest"
-VERSION = 2
 
 _RESULT = re.compile(r"^(?P<st>ok|FAIL|\?)\s+(?P<pkg>\S+)(?:\s+(?P<rest>.*))?$")
 _TEST_LINE = re.compile(r"^(?P<ind>\s*)--- (?P<st>FAIL|PASS|SKIP): (?P<name>\S+) \((?P<t>[0-9.]+s)\)$")
@@ -42,24 +39,13 @@ def _looks_json(out: Output) -> bool:
     return False
 
 
-class GoTestProfile:
-    name = NAME
-    version = VERSION
+def _looks_text(out: Output) -> bool:
+    # A package result line is tab-separated; `ok  something` printed by a test is not.
+    return any(_TEST_LINE.match(s) or (_RESULT.match(s) and "\t" in s) for s in out.lines[:400])
 
-    def detect(self, out: Output) -> bool:
-        if _looks_json(out):
-            return True
-        return any(_TEST_LINE.match(s) or (_RESULT.match(s) and "\t" in s) for s in out.lines[:400])
 
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        if _looks_json(out):
-            facts = _extract_json(out, exit_code)
-        else:
-            facts = _extract_text(out, exit_code)
-        if facts is None:
-            return handover(raw, exit_code, command, NAME)
-        return facts
+def parse(out: Output) -> runner.Parsed | None:
+    return _parse_json(out) if _looks_json(out) else _parse_text(out)
 
 
 def _compile_errors(out: Output, i: int, diags: list[Diagnostic]) -> int:
@@ -98,7 +84,7 @@ def _silent_failure(out: Output, pkg: str, a: int, b: int) -> BuildError:
     return BuildError(where=pkg, label="PACKAGE FAIL", message=one_line(message), span=out.span(a, b + 1))
 
 
-def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
+def _parse_text(out: Output) -> runner.Parsed | None:
     lines = out.lines
     n = len(lines)
     failures: list[Failure] = []
@@ -216,9 +202,8 @@ def _extract_text(out: Output, exit_code: int | None) -> Facts | None:
         return None
     counts = Counts(failed=len(failures), passed=passed if verbose else None, skipped=skipped if verbose else None)
     notes = _package_note(pkg_status)
-    return Facts(profile=NAME, profile_version=VERSION, format="verbose" if verbose else "text", recognized=True,
-                 exit_code=exit_code, counts=counts, failures=failures, diagnostics=diags,
-                 build_errors=build_errors, notes=notes, total_lines=n)
+    return runner.Parsed(format="verbose" if verbose else "text", counts=counts, failures=failures,
+                         diagnostics=diags, build_errors=build_errors, notes=notes)
 
 
 def _block_end(build_blocks: dict[str, tuple[int, int, int]], block: tuple[int, int, int],
@@ -277,7 +262,7 @@ def _package_note(pkg_status: dict[str, str]) -> list[str]:
     return ["packages: " + ", ".join(f"{tally[k]} {k}" for k in order if k in tally)]
 
 
-def _extract_json(out: Output, exit_code: int | None) -> Facts | None:
+def _parse_json(out: Output) -> runner.Parsed | None:
     events: dict[tuple[str, str], dict] = {}
     pkg_status: dict[str, str] = {}
     pkg_lines: dict[str, list[int]] = {}
@@ -356,10 +341,10 @@ def _extract_json(out: Output, exit_code: int | None) -> Facts | None:
             span = out.span(idx[0], idx[-1] + 1)
             msg = "build failed"
         build_errors.append(BuildError(where=pkg, message=one_line(msg), span=span))
-    return Facts(profile=NAME, profile_version=VERSION, format="json", recognized=True, exit_code=exit_code,
-                 counts=Counts(failed=counts["fail"], passed=counts["pass"], skipped=counts["skip"]),
-                 failures=failures, diagnostics=diags, build_errors=build_errors,
-                 notes=_package_note(pkg_status), total_lines=n)
+    return runner.Parsed(format="json",
+                         counts=Counts(failed=counts["fail"], passed=counts["pass"], skipped=counts["skip"]),
+                         failures=failures, diagnostics=diags, build_errors=build_errors,
+                         notes=_package_note(pkg_status))
 
 
 def _json_failure(out: Output, pkg: str, test: str, rec: dict, fail_line: int) -> Failure:
@@ -387,4 +372,4 @@ def _json_failure(out: Output, pkg: str, test: str, rec: dict, fail_line: int) -
     return f
 
 
-PROFILE = GoTestProfile()
+PROFILE = runner.bind("gotest", 2, parse, detect=(_looks_json, _looks_text))
