@@ -21,13 +21,10 @@ from __future__ import annotations
 import re
 
 from reflex.digest import ids
-from reflex.digest.facts import BuildError, Counts, Facts, Failure
+from reflex.digest.facts import BuildError, Counts, Failure
+from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
-from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
-
-NAME = "pytest"
-VERSION = 2
 
 _SESSION = re.compile(r"^=+ test session starts =+$")
 _PLATFORM = re.compile(r"^platform \S+ -- Python \S+, pytest-([0-9][^,\s]*)")
@@ -100,231 +97,219 @@ def _is_summary_line(line: str) -> str | None:
     return body if _SUMMARY_BODY.match(body) else None
 
 
-class PytestProfile:
-    name = NAME
-    version = VERSION
+def _summary_at_end(out: Output) -> bool:
+    return any(_is_summary_line(s) for s in out.lines[-40:])
 
-    def detect(self, out: Output) -> bool:
-        head = out.lines[:40]
-        tail = out.lines[-40:]
-        return any(_SESSION.match(s) for s in head) or any(_is_summary_line(s) for s in tail)
 
-    def extract(self, raw: bytes, exit_code: int | None, command: str) -> Facts:
-        out = Output.of(raw)
-        lines = out.lines
-        n = len(lines)
+def parse(out: Output) -> runner.Parsed | None:
+    lines = out.lines
+    n = len(lines)
 
-        tool_version = None
-        session = False
-        rootdir = None
-        for s in lines[:60]:
-            if _SESSION.match(s):
-                session = True
-            m = _PLATFORM.match(s)
-            if m:
-                tool_version = m.group(1)
-            m = _ROOTDIR.match(s)
-            if m:
-                rootdir = m.group(1).rstrip("/") + "/"
-                break
+    tool_version = None
+    session = False
+    rootdir = None
+    for s in lines[:60]:
+        if _SESSION.match(s):
+            session = True
+        m = _PLATFORM.match(s)
+        if m:
+            tool_version = m.group(1)
+        m = _ROOTDIR.match(s)
+        if m:
+            rootdir = m.group(1).rstrip("/") + "/"
+            break
 
-        # Final summary: the last line that reads like one.
-        summary_idx = None
-        for i in range(n - 1, max(n - 200, 0) - 1, -1):
-            if _is_summary_line(lines[i]):
-                summary_idx = i
-                break
-        if summary_idx is None and not session:
-            return handover(raw, exit_code, command, NAME)
+    # Final summary: the last line that reads like one.
+    summary_idx = None
+    for i in range(n - 1, max(n - 200, 0) - 1, -1):
+        if _is_summary_line(lines[i]):
+            summary_idx = i
+            break
+    if summary_idx is None and not session:
+        return None
 
-        counts = _parse_counts(_is_summary_line(lines[summary_idx]) or "") if summary_idx is not None else Counts()
+    counts = _parse_counts(_is_summary_line(lines[summary_idx]) or "") if summary_idx is not None else Counts()
 
-        # Sections and blocks.
-        blocks: list[_Block] = []
-        section = ""
-        short_start = short_end = None
-        notes: list[str] = []
-        usage_errors: list[tuple[int, str]] = []
-        summary_ids: list[tuple[str, str, str, int]] = []  # (kind, id, message, line index)
-        verbose: dict[str, tuple[str, int]] = {}  # id -> (status, line index)
-        current: _Block | None = None
-        for i, s in enumerate(lines):
-            # Dispatch on the first character: a 5 MB run is ~100k lines, most of them detail.
-            c = s[:1]
-            m = _SECTION.match(s) if c == "=" else None
-            if m and not _SUMMARY_BODY.match(m.group(1)):
-                if current is not None:
-                    current.end = i
-                    current = None
-                section = m.group(1).strip()
-                if section == "short test summary info":
-                    short_start = i
-                    short_end = None
-                    summary_ids = []  # only pytest's own, the last one, counts
-                elif short_start is not None and short_end is None:
-                    short_end = i
-                continue
-            if i == summary_idx:
-                if current is not None:
-                    current.end = i
-                    current = None
-                if short_start is not None and short_end is None:
-                    short_end = i
-                continue
-            mb = _BANG.match(s) if c == "!" else None
-            if mb:
-                notes.append(mb.group(1).strip())
-                if current is not None:
-                    current.end = i
-                    current = None
-                continue
-            if section in _FAIL_SECTIONS or section.startswith("ERRORS") or section.startswith("FAILURES"):
-                mblk = _BLOCK.match(s) if c == "_" else None
-                if mblk:
-                    if current is not None:
-                        current.end = i
-                    current = _Block(mblk.group(1).strip(), section, i)
-                    blocks.append(current)
-                    continue
-                if current is not None:
-                    current.end = i + 1
-                continue
+    # Sections and blocks.
+    blocks: list[_Block] = []
+    section = ""
+    short_start = short_end = None
+    notes: list[str] = []
+    usage_errors: list[tuple[int, str]] = []
+    summary_ids: list[tuple[str, str, str, int]] = []  # (kind, id, message, line index)
+    verbose: dict[str, tuple[str, int]] = {}  # id -> (status, line index)
+    current: _Block | None = None
+    for i, s in enumerate(lines):
+        # Dispatch on the first character: a 5 MB run is ~100k lines, most of them detail.
+        c = s[:1]
+        m = _SECTION.match(s) if c == "=" else None
+        if m and not _SUMMARY_BODY.match(m.group(1)):
+            if current is not None:
+                current.end = i
+                current = None
+            section = m.group(1).strip()
             if section == "short test summary info":
-                ms = _SHORT.match(s)
-                if ms:
-                    ident, msg = _split_summary_rest(ms.group(2))
-                    summary_ids.append((ms.group(1), ident.strip(), msg, i))
-                    continue
-                msub = _SUBFAILED.match(s) if c == "S" else None
-                if msub:
-                    ident, msg = _split_summary_rest(msub.group("rest"))
-                    # The subtest's id: its test's node id and its description, as pytest titles its block.
-                    summary_ids.append(("FAILED", f"{ident.strip()} {msub.group('desc').strip()}", msg, i))
+                short_start = i
+                short_end = None
+                summary_ids = []  # only pytest's own, the last one, counts
+            elif short_start is not None and short_end is None:
+                short_end = i
+            continue
+        if i == summary_idx:
+            if current is not None:
+                current.end = i
+                current = None
+            if short_start is not None and short_end is None:
+                short_end = i
+            continue
+        mb = _BANG.match(s) if c == "!" else None
+        if mb:
+            notes.append(mb.group(1).strip())
+            if current is not None:
+                current.end = i
+                current = None
+            continue
+        if section in _FAIL_SECTIONS or section.startswith("ERRORS") or section.startswith("FAILURES"):
+            mblk = _BLOCK.match(s) if c == "_" else None
+            if mblk:
+                if current is not None:
+                    current.end = i
+                current = _Block(mblk.group(1).strip(), section, i)
+                blocks.append(current)
                 continue
-            mv = (_VERBOSE.match(s) or _XDIST.match(s)) if "::" in s else None
-            if mv and not ids.pytest_nodeid(mv.group("id").strip()):
-                mv = None
-            if mv:
-                st = mv.group("st")
-                ident = mv.group("id").strip()
-                if st in ("FAILED", "ERROR") or ident not in verbose:
-                    verbose[ident] = (st, i)
+            if current is not None:
+                current.end = i + 1
+            continue
+        if section == "short test summary info":
+            ms = _SHORT.match(s)
+            if ms:
+                ident, msg = _split_summary_rest(ms.group(2))
+                summary_ids.append((ms.group(1), ident.strip(), msg, i))
                 continue
-            mu = _USAGE_ERROR.match(s) if c == "E" else None
-            if mu:
-                usage_errors.append((i, mu.group(1)))
-        if current is not None and current.end < n:
-            current.end = max(current.end, n if summary_idx is None else summary_idx)
+            msub = _SUBFAILED.match(s) if c == "S" else None
+            if msub:
+                ident, msg = _split_summary_rest(msub.group("rest"))
+                # The subtest's id: its test's node id and its description, as pytest titles its block.
+                summary_ids.append(("FAILED", f"{ident.strip()} {msub.group('desc').strip()}", msg, i))
+            continue
+        mv = (_VERBOSE.match(s) or _XDIST.match(s)) if "::" in s else None
+        if mv and not ids.pytest_nodeid(mv.group("id").strip()):
+            mv = None
+        if mv:
+            st = mv.group("st")
+            ident = mv.group("id").strip()
+            if st in ("FAILED", "ERROR") or ident not in verbose:
+                verbose[ident] = (st, i)
+            continue
+        mu = _USAGE_ERROR.match(s) if c == "E" else None
+        if mu:
+            usage_errors.append((i, mu.group(1)))
+    if current is not None and current.end < n:
+        current.end = max(current.end, n if summary_idx is None else summary_idx)
 
-        failures: list[Failure] = []
-        build_errors: list[BuildError] = []
+    failures: list[Failure] = []
+    build_errors: list[BuildError] = []
 
-        collect_blocks = [b for b in blocks if b.title.startswith("ERROR collecting ")]
-        test_blocks = [b for b in blocks if not b.title.startswith("ERROR collecting ")]
-        for b in collect_blocks:
-            where = b.title[len("ERROR collecting ") :].strip()
-            build_errors.append(
-                BuildError(where=where, message=_block_message(lines, b) or "collection error", span=out.span(b.start, b.end))
-            )
-        collected_paths = {be.where for be in build_errors}
-
-        # Ids: summary first, then -v lines.
-        entries: list[tuple[str, str, str, int]] = []
-        for kind, ident, msg, idx in summary_ids:
-            if "::" not in ident:
-                if not ids.pytest_path(ident):
-                    continue
-                if ident not in collected_paths:
-                    build_errors.append(BuildError(where=ident, message=one_line(msg or "collection error"), span=out.span(idx, idx + 1)))
-                    collected_paths.add(ident)
-                continue
-            if ids.pytest_nodeid(ident):
-                entries.append((kind, ident, msg, idx))
-        if not entries:
-            for ident, (st, idx) in verbose.items():
-                if st in ("FAILED", "ERROR"):
-                    entries.append((st, ident, "", idx))
-
-        used_blocks: set[int] = set()
-        block_index = _index_blocks(test_blocks)
-        blockless: list[Failure] = []
-        seen_ids: set[tuple[str, str]] = set()
-        for kind, ident, msg, idx in entries:
-            if (kind, ident) in seen_ids:
-                continue
-            seen_ids.add((kind, ident))
-            bi = _match_block(test_blocks, block_index, used_blocks, kind, ident, lines)
-            file = ident.split("::", 1)[0]
-            if bi is not None:
-                used_blocks.add(bi)
-                b = test_blocks[bi]
-                loc_file, loc_line = _block_location(lines, b, file)
-                message = _block_message(lines, b) or msg
-                span = out.span(b.start, b.end)
-            else:
-                loc_file, loc_line = file, None
-                message = msg
-                span = out.span(idx, idx + 1)
-            failure = Failure(
-                id=ident,
-                kind="error" if kind == "ERROR" else "failed",
-                file=loc_file or file,
-                line=loc_line,
-                message=one_line(message),
-                span=span,
-            )
-            failures.append(failure)
-            if bi is None:
-                blockless.append(failure)
-
-        # Blocks pytest printed without any id for them (e.g. -rN): name them from title + file.
-        for bi, b in enumerate(test_blocks):
-            if bi in used_blocks:
-                continue
-            is_error = b.title.startswith("ERROR at ")
-            title = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
-            if not _TITLE.fullmatch(title):
-                continue  # a rule printed inside another test's output, not a pytest block title
-            loc_file, loc_line = _block_location(lines, b, None)
-            block_id = _id_from_title(title, loc_file)
-            failures.append(
-                Failure(id=block_id, kind="error" if is_error else "failed", file=loc_file, line=loc_line,
-                        message=one_line(_block_message(lines, b)), span=out.span(b.start, b.end))
-            )
-
-        # --tb=line: failures are bare `path:line: message` lines with no block header.
-        if blockless:
-            _attach_line_mode(out, blockless)
-
-        for idx, msg in usage_errors:
-            build_errors.append(BuildError(where=None, message=one_line(msg), span=out.span(idx, idx + 1)))
-
-        summary_span = None
-        if summary_idx is not None:
-            first = summary_idx
-            while first > 0 and _BANG.match(lines[first - 1]):
-                first -= 1
-            summary_span = out.span(first, summary_idx + 1)
-
-        if rootdir:
-            for f in failures:
-                if f.file and f.file.startswith(rootdir):
-                    f.file = f.file[len(rootdir) :]
-        fmt = "verbose" if verbose else "text"
-        return Facts(
-            profile=NAME,
-            profile_version=VERSION,
-            tool_version=tool_version,
-            format=fmt,
-            recognized=True,
-            exit_code=exit_code,
-            counts=counts,
-            failures=failures,
-            build_errors=build_errors,
-            summary=summary_span,
-            notes=notes if summary_idx is not None else notes + ["no final summary line: run did not finish"],
-            total_lines=n,
+    collect_blocks = [b for b in blocks if b.title.startswith("ERROR collecting ")]
+    test_blocks = [b for b in blocks if not b.title.startswith("ERROR collecting ")]
+    for b in collect_blocks:
+        where = b.title[len("ERROR collecting ") :].strip()
+        build_errors.append(
+            BuildError(where=where, message=_block_message(lines, b) or "collection error", span=out.span(b.start, b.end))
         )
+    collected_paths = {be.where for be in build_errors}
+
+    # Ids: summary first, then -v lines.
+    entries: list[tuple[str, str, str, int]] = []
+    for kind, ident, msg, idx in summary_ids:
+        if "::" not in ident:
+            if not ids.pytest_path(ident):
+                continue
+            if ident not in collected_paths:
+                build_errors.append(BuildError(where=ident, message=one_line(msg or "collection error"), span=out.span(idx, idx + 1)))
+                collected_paths.add(ident)
+            continue
+        if ids.pytest_nodeid(ident):
+            entries.append((kind, ident, msg, idx))
+    if not entries:
+        for ident, (st, idx) in verbose.items():
+            if st in ("FAILED", "ERROR"):
+                entries.append((st, ident, "", idx))
+
+    used_blocks: set[int] = set()
+    block_index = _index_blocks(test_blocks)
+    blockless: list[Failure] = []
+    seen_ids: set[tuple[str, str]] = set()
+    for kind, ident, msg, idx in entries:
+        if (kind, ident) in seen_ids:
+            continue
+        seen_ids.add((kind, ident))
+        bi = _match_block(test_blocks, block_index, used_blocks, kind, ident, lines)
+        file = ident.split("::", 1)[0]
+        if bi is not None:
+            used_blocks.add(bi)
+            b = test_blocks[bi]
+            loc_file, loc_line = _block_location(lines, b, file)
+            message = _block_message(lines, b) or msg
+            span = out.span(b.start, b.end)
+        else:
+            loc_file, loc_line = file, None
+            message = msg
+            span = out.span(idx, idx + 1)
+        failure = Failure(
+            id=ident,
+            kind="error" if kind == "ERROR" else "failed",
+            file=loc_file or file,
+            line=loc_line,
+            message=one_line(message),
+            span=span,
+        )
+        failures.append(failure)
+        if bi is None:
+            blockless.append(failure)
+
+    # Blocks pytest printed without any id for them (e.g. -rN): name them from title + file.
+    for bi, b in enumerate(test_blocks):
+        if bi in used_blocks:
+            continue
+        is_error = b.title.startswith("ERROR at ")
+        title = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", b.title)
+        if not _TITLE.fullmatch(title):
+            continue  # a rule printed inside another test's output, not a pytest block title
+        loc_file, loc_line = _block_location(lines, b, None)
+        block_id = _id_from_title(title, loc_file)
+        failures.append(
+            Failure(id=block_id, kind="error" if is_error else "failed", file=loc_file, line=loc_line,
+                    message=one_line(_block_message(lines, b)), span=out.span(b.start, b.end))
+        )
+
+    # --tb=line: failures are bare `path:line: message` lines with no block header.
+    if blockless:
+        _attach_line_mode(out, blockless)
+
+    for idx, msg in usage_errors:
+        build_errors.append(BuildError(where=None, message=one_line(msg), span=out.span(idx, idx + 1)))
+
+    summary_span = None
+    if summary_idx is not None:
+        first = summary_idx
+        while first > 0 and _BANG.match(lines[first - 1]):
+            first -= 1
+        summary_span = out.span(first, summary_idx + 1)
+
+    if rootdir:
+        for f in failures:
+            if f.file and f.file.startswith(rootdir):
+                f.file = f.file[len(rootdir) :]
+    return runner.Parsed(
+        tool_version=tool_version,
+        format="verbose" if verbose else "text",
+        counts=counts,
+        failures=failures,
+        build_errors=build_errors,
+        summary=summary_span,
+        notes=notes if summary_idx is not None else notes + ["no final summary line: run did not finish"],
+    )
 
 
 def _title_of(ident: str) -> str:
@@ -437,4 +422,4 @@ def _attach_line_mode(out: Output, failures: list[Failure]) -> None:
             f.message = one_line(rest)
 
 
-PROFILE = PytestProfile()
+PROFILE = runner.bind("pytest", 2, parse, detect=(runner.head(40, _SESSION), _summary_at_end))
