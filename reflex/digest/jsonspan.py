@@ -12,7 +12,9 @@ check the counts agree.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.DOTALL)
 
@@ -68,3 +70,15 @@ def find_document(raw: bytes, prefixes: tuple[bytes, ...]) -> tuple[int, int] | 
         if end is not None:
             return (at, end)
     return None
+
+
+def load_document(raw: bytes, prefixes: tuple[bytes, ...]) -> tuple[tuple[int, int], Any] | None:
+    """The span and the decoded value of the document `find_document` finds; None if there is none
+    or it is not valid JSON (a reporter killed mid-document, or text that only starts like one)."""
+    where = find_document(raw, prefixes)
+    if where is None:
+        return None
+    try:
+        return where, json.loads(raw[where[0] : where[1]].decode("utf-8", errors="replace"))
+    except ValueError:
+        return None

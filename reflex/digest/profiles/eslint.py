@@ -13,11 +13,10 @@ NOT LINTED, so "1 error" cannot read as "one small problem".
 
 from __future__ import annotations
 
-import json
 import re
 
 from reflex.digest.facts import BuildError, Counts, Diagnostic
-from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.jsonspan import load_document, object_spans
 from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -107,13 +106,10 @@ def _not_linted(parsed: runner.Parsed) -> runner.Parsed:
 
 
 def _json(out: Output) -> runner.Parsed | None:
-    where = find_document(out.raw, (b'[{"filePath"', b'[\n  {\n    "filePath"'))
-    if where is None:
+    found = load_document(out.raw, (b'[{"filePath"', b'[\n  {\n    "filePath"'))
+    if found is None:
         return None
-    try:
-        doc = json.loads(out.raw[where[0] : where[1]].decode("utf-8", errors="replace"))
-    except ValueError:
-        return None
+    where, doc = found
     spans = object_spans(out.raw, where[0], where[1], 3)
     k = 0
     diags: list[Diagnostic] = []

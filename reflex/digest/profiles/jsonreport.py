@@ -10,10 +10,8 @@ detail is the decoded failure message.
 
 from __future__ import annotations
 
-import json
-
 from reflex.digest.facts import BuildError, Counts, Failure
-from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.jsonspan import find_document, load_document, object_spans
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import strip_ansi
 
@@ -38,14 +36,11 @@ def _relative(path: str, known: list[str]) -> str:
 
 
 def parse(raw: bytes, known_files: list[str]) -> Report | None:
-    where = locate(raw)
-    if where is None:
+    found = load_document(raw, _PREFIXES)
+    if found is None:
         return None
+    where, doc = found
     start, end = where
-    try:
-        doc = json.loads(raw[start:end].decode("utf-8", errors="replace"))
-    except ValueError:
-        return None
     results = doc.get("testResults")
     if not isinstance(results, list):
         return None

@@ -13,11 +13,10 @@ inferred from an absence of findings.
 
 from __future__ import annotations
 
-import json
 import re
 
 from reflex.digest.facts import Counts, Diagnostic
-from reflex.digest.jsonspan import find_document, object_spans
+from reflex.digest.jsonspan import load_document, object_spans
 from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -106,13 +105,10 @@ def parse(out: Output) -> runner.Parsed | None:
 
 
 def _json(out: Output) -> runner.Parsed | None:
-    where = find_document(out.raw, (b"[\n  {", b"[{", b"[]"))
-    if where is None:
+    found = load_document(out.raw, (b"[\n  {", b"[{", b"[]"))
+    if found is None:
         return None
-    try:
-        doc = json.loads(out.raw[where[0] : where[1]].decode("utf-8", errors="replace"))
-    except ValueError:
-        return None
+    where, doc = found
     if not isinstance(doc, list) or (doc and not (isinstance(doc[0], dict) and "code" in doc[0])):
         return None
     spans = object_spans(out.raw, where[0], where[1], 2)
