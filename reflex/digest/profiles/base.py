@@ -4,7 +4,9 @@ A profile is a plain object with a family `name`, a parser `version` (bumped
 when its Facts for the same bytes change, so content identity stays honest),
 a cheap `detect(out)` used to sniff npm-script output, and `extract()`.
 `extract` never guesses: output it does not recognise is handed to the
-generic profile, which claims nothing but what its lines say.
+generic profile, which claims nothing but what its lines say.  Every profile
+but generic is its patterns and a parse bound into that frame by name
+(runner.bind); generic is what the frame hands over to.
 """
 
 from __future__ import annotations

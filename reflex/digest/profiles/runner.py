@@ -52,7 +52,7 @@ class Parsed:
 
 
 @dataclass(frozen=True)
-class RunnerProfile:
+class BoundProfile:
     name: str
     version: int
     parse: Callable[[Output], Parsed | None]
@@ -76,14 +76,14 @@ class RunnerProfile:
 
 
 def bind(name: str, version: int, parse: Callable[[Output], Parsed | None],
-         detect: Iterable[re.Pattern[str] | Detector], fallback: Profile | None = None) -> RunnerProfile:
+         detect: Iterable[re.Pattern[str] | Detector], fallback: Profile | None = None) -> BoundProfile:
     """The profile `name` (parser `version`) made of `parse`; see the module docstring for `detect`."""
-    detect = tuple(detect)
-    patterns = tuple(d for d in detect if isinstance(d, re.Pattern))
-    detectors = tuple(d for d in detect if not isinstance(d, re.Pattern))
+    given = tuple(detect)
+    patterns = tuple(d for d in given if isinstance(d, re.Pattern))
+    detectors = tuple(d for d in given if not isinstance(d, re.Pattern))
     if patterns:
         detectors = (ends(DETECT_LINES, *patterns),) + detectors
-    return RunnerProfile(name, version, parse, detectors, fallback)
+    return BoundProfile(name, version, parse, detectors, fallback)
 
 
 def _searcher(lines_of: Callable[[list[str]], list[str]], patterns: tuple[re.Pattern[str], ...]) -> Detector:
