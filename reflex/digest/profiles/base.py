@@ -21,7 +21,7 @@ MESSAGE_CHARS = 200
 
 
 class Profile(Protocol):
-    # Read-only: the profiles are frozen dataclasses (runner.RunnerProfile) as well as classes.
+    # Read-only: the profiles are frozen dataclasses (runner.BoundProfile) as well as a class (generic).
     @property
     def name(self) -> str: ...
     @property
