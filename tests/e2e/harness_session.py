@@ -202,7 +202,7 @@ def check_loop(s: Session) -> None:
     # 6. `ctx stats --session` shows the session and its harness
     p = ctx(s.ctx_home, "stats", "--session", sid)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert s.name in p.stdout and sid[:8] in p.stdout, p.stdout
+    assert ("%s · %s ·" % (sid, s.name)) in p.stdout.splitlines()[0], p.stdout
     verify = ctx(s.ctx_home, "ledger", "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

@@ -22,7 +22,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 CURRENT_TABLES = frozenset({"sessions", "events", "runs", "outcomes", "evidence_outcomes"})
 EVENT_READ_COLUMNS = ("uid", "session_id", "seq", "ts", "kind", "hook_event", "tool_name", "tool_use_id", "cwd",
                       "command", "family", "core_hash", "decision", "decision_detail", "exit_code",
-                      "output_bytes", "rewrite_applied", "latency_us", "data")
+                      "output_bytes", "rewrite_applied", "latency_us", "data", "harness")
 
 
 class LedgerReadError(UserError):
