@@ -11,8 +11,11 @@ What the Claude path cannot know about another harness is supplied here:
 
 - permissions: the mirror reads Claude Code's settings, which say nothing about another
   harness.  A command is rewritten (which, on Codex, also allows it) only where the harness runs
-  every shell command unasked: Codex's `permission_mode: bypassPermissions`, Gemini's YOLO
-  approval mode, Copilot's --allow-all-tools / --yolo, read from the harness's command line.
+  every shell command unasked and unsandboxed, as read from the harness's command line: Codex's
+  --dangerously-bypass-approvals-and-sandbox (its payload's `permission_mode` says
+  bypassPermissions under any `codex exec` approval policy, and a sandboxed `ctx run` cannot
+  write its capture, so the payload alone is not enough), Gemini's YOLO approval mode,
+  Copilot's --allow-all-tools / --yolo.
   Anywhere else the harness keeps its own decision and ctx digests the output in the post hook
   where the harness lets it replace output (Gemini, Copilot), or adds nothing (Codex);
 - call ids: Gemini and Copilot have none; pre and post are paired by session and command (the
@@ -39,6 +42,7 @@ PENDING_LIMIT = 4096
 PENDING_TTL_S = 3600.0
 # Command-line flags under which the harness runs every shell command without asking anyone.
 _AUTO_FLAGS = {
+    "codex": (("--dangerously-bypass-approvals-and-sandbox",), ("--yolo",)),
     "gemini": (("--yolo",), ("-y",), ("--approval-mode", "yolo"), ("--approval-mode=yolo",)),
     "copilot": (("--allow-all-tools",), ("--allow-all",), ("--yolo",)),
 }
@@ -60,14 +64,12 @@ class _Decider(ClaudeHandler):
         self.harness = harness
 
     def _permission(self, hook, hdr, env, root):  # noqa: ANN001 - ClaudeHandler's signature
-        if self.harness == "codex":
-            auto = hook.permission_mode == "bypassPermissions"
-            why = "permission_mode %s" % hook.permission_mode
-        else:
-            argv = harness_argv(self.harness, hdr.get("pid"))
-            auto = argv is not None and _has_auto_flag(self.harness, argv)
-            why = "command line %s" % ("has " if auto else "lacks ") + "an approve-everything flag" \
-                if argv is not None else "command line not found"
+        argv = harness_argv(self.harness, hdr.get("pid"))
+        auto = argv is not None and _has_auto_flag(self.harness, argv)
+        if self.harness == "codex" and hook.permission_mode != "bypassPermissions":
+            auto = False
+        why = "command line %s" % ("has " if auto else "lacks ") + "an approve-everything flag" \
+            if argv is not None else "command line not found"
         if auto:
             return _Mode("auto", None), Verdict(ALLOW, "%s runs every command unasked (%s)" % (self.harness, why))
         return _Mode("default", None), Verdict(UNKNOWN, "%s decides (%s)" % (self.harness, why))

@@ -36,11 +36,21 @@ _SCRUB_NAMES = {"IS_SANDBOX", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_pr
                 "CTX_HOME", "CTX_SESSION_START_WAIT"}
 
 
-def npm_cache_dir() -> Path:
+def _npm_cache_dir() -> Path:
     if os.environ.get("CTX_TEST_NPM_CACHE"):
         return Path(os.environ["CTX_TEST_NPM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # The account's real home, not $HOME: the suite's fixtures point HOME at a per-test directory,
+    # and the cache must outlive the test.
+    import pwd
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".cache")
     return Path(base) / "ctx-tests" / "npm"
+
+
+NPM_CACHE = _npm_cache_dir()  # resolved at import, before any fixture changes the environment
+
+
+def npm_cache_dir() -> Path:
+    return NPM_CACHE
 
 
 def cli_binary(name: str) -> Path:
