@@ -71,6 +71,21 @@ def hook_rows():
     return out
 
 
+def harness_hooks_rows():
+    d = _load("bench_harness_hooks.json")
+    if not d:
+        return [row(12, "hook round trip per harness", None, note="not measured")]
+    a = d["arms"]
+    base = _get(a, "python -S -c pass.median_ms")
+    out = []
+    for name in ("claude", "codex", "gemini", "copilot"):
+        v = _get(a, "ctx hook %s.median_ms" % name)
+        out.append(row(12, "hook round trip, `ctx hook %s` (median, daemon warm)" % name, v, "ms",
+                       "python -S -c pass", base, note="" if d.get("all_answered_cleanly") else
+                       "a hook exited non-zero or wrote to stderr: see bench_harness_hooks.json"))
+    return out
+
+
 def throughput_rows():
     d = _load("bench_throughput.json")
     if not d:
@@ -369,7 +384,7 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
-EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
+EXTRACTORS = [hook_rows, harness_hooks_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
               ledger_guard_rows]
 

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .agent_clis import CLIRun, run_cli
-from .api_models import GeminiAPI, ResponsesAPI, ScriptedAPI
+from tests.support.agent_clis import CLIRun, run_cli
+from tests.support.api_models import GeminiAPI, ResponsesAPI, ScriptedAPI
 
 VENV_BIN = os.path.dirname(sys.executable)
 SEED_TEST = '''
@@ -125,7 +125,7 @@ def run_session(name: str, tmp_path: Path, policy=loop_policy, *, with_ctx: bool
     ctx_home = tmp_path / "ctxhome"
     with api_for(name, policy) as api:
         url = api.base_url
-        from .agent_clis import prepare_home
+        from tests.support.agent_clis import prepare_home
         prepare_home(name, home, url)
         if with_ctx:
             install(name, ctx_home, home)
@@ -203,12 +203,17 @@ def check_loop(s: Session) -> None:
     p = ctx(s.ctx_home, "stats", "--session", sid)
     assert p.returncode == 0, p.stdout + p.stderr
     assert ("%s · %s ·" % (sid, s.name)) in p.stdout.splitlines()[0], p.stdout
+    agg = json.loads(ctx(s.ctx_home, "stats", "--harness", s.name, "--json").stdout)
+    assert agg["sessions"] == 1 and agg["by_harness"][s.name]["runs"] >= 2, agg["by_harness"]
+    other = "claude" if s.name != "claude" else "codex"
+    assert json.loads(ctx(s.ctx_home, "stats", "--harness", other, "--json").stdout)["sessions"] == 0
     verify = ctx(s.ctx_home, "ledger", "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def kill_daemon(ctx_home: Path) -> None:
-    from reflex import daemon_control, paths
+    from reflex import paths
+    from reflex.daemon import control as daemon_control
     pid = daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(ctx_home)}))
     if pid:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness_session import check_loop, kill_daemon, run_session
+from tests.e2e.harness_session import check_loop, kill_daemon, run_session
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import json
 from reflex.harness import codex, copilot, gemini
 from reflex.harness.model import (POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_END, SESSION_START,
                                   Capabilities, Decision, degrade, from_claude, to_claude)
-from reflex import claude_answers
+from reflex.harness.claude import answers as claude_answers
 
 CODEX_PRE = {"session_id": "s1", "turn_id": "t", "transcript_path": "/h/.codex/sessions/r.jsonl", "cwd": "/w",
              "hook_event_name": "PreToolUse", "model": "gpt-5", "permission_mode": "bypassPermissions",

@@ -34,6 +34,7 @@ import time
 
 from reflex.analysis import evidence as evidence_mod
 from reflex.analysis.stats import scorecard as sc
+from reflex.analysis.stats.ledger_read import harness_of
 from reflex.analysis.stats.timeline import build
 
 SCHEMA = "ctx-stats-aggregate/v1"
@@ -41,17 +42,6 @@ CSV_FIELDS = ("session_id", "first_ts", "cwd", "model", "reader", "events", "com
               "raw_tokens", "delivered_ctx", "delivered_total", "harness_baseline", "saved", "requeries",
               "denied", "extra_rounds", "cost_total", "rewrite_rate", "hints_rate", "starvation_streaks", "thrash",
               "harness")
-# Ledger labels of events ctx itself produced inside a session (not the agent's harness).
-CTX_LABELS = frozenset({"ctx-run", "ctx-retrieval"})
-
-
-def harness_of(rows) -> str | None:
-    """The agent harness of a session's ledger rows (claude, codex, gemini, copilot, ...)."""
-    for r in rows:
-        h = r.get("harness")
-        if isinstance(h, str) and h and h not in CTX_LABELS:
-            return h
-    return None
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 

@@ -396,7 +396,7 @@ def scorecard_from_reader(reader, session_id, *, round_price=PRICE_PER_EXTRA_ROU
     else:
         firings, source = replay_firings(session_id, rows), "replayed"
     card = scorecard(tl, firings, source, round_price=round_price)
-    from reflex.analysis.stats.aggregate import harness_of
+    from reflex.analysis.stats.ledger_read import harness_of
     card["session"]["harness"] = harness_of(rows)
     return card
 
