@@ -7,7 +7,7 @@ tail -5`):
   rewrite      `ctx run -- CMD` (what the pre hook rewrites to): its printed digest
   post digest  the command run as is, its output given to `ctx hook <harness>` as the harness's
                post payload after a pre hook the permission mirror held back: the replacement
-               the model would receive
+               the model would receive (or the raw view, when ctx left a small output alone)
 For each arm: o200k tokens delivered, and how many of the failing test ids it names.
 
 Usage: python evals/bench_post_digest.py [--failing N] [--passing N]
@@ -95,14 +95,16 @@ def main():
     result = {"machine": _common.machine(), "failing": args.failing, "passing": args.passing, "cases": {}}
 
     def named(text):
-        return sum(1 for i in ids if i in text or ("[%s]" % i.split("[", 1)[1]) in text) if text else 0
+        # a digest names parametrized siblings after the first: `test_value[k0] [k1] [k2]`
+        return sum(1 for i in ids if i in text or ("[" + i.split("[", 1)[1]) in text) if text else 0
     try:
         for harness in ("gemini", "copilot"):
             for n, command in enumerate(COMMANDS):
                 session = "bench-%s-%d" % (harness, n)
                 raw = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True, env=env)
                 output, code = raw.stdout + raw.stderr, raw.returncode
-                harness_view = json.dumps(wrap(harness, output, code))
+                view = wrap(harness, output, code)
+                harness_view = view["llmContent"] if harness == "gemini" else view["textResultForLlm"]
                 run = subprocess.run([fast, "run", "--", command], cwd=repo, capture_output=True, text=True,
                                      env=env, timeout=120)
                 pre, extra = payloads(harness, session, repo, command)
@@ -111,8 +113,9 @@ def main():
                 digest = replaced_text(harness, hook(fast, harness, post, extra, env))
                 case = {"raw": {"tokens": tokens.count(harness_view), "failing_named": named(output)},
                         "rewrite": {"tokens": tokens.count(run.stdout), "failing_named": named(run.stdout)},
-                        "post_digest": {"tokens": tokens.count(digest) if digest else None,
-                                        "failing_named": named(digest),
+                        # no replacement: the output was smaller than a digest, the model gets it as is
+                        "post_digest": {"tokens": tokens.count(digest if digest else harness_view),
+                                        "failing_named": named(digest if digest else output),
                                         "replaced": digest is not None}}
                 result["cases"]["%s | %s" % (harness, command)] = case
                 print("%-40s raw %5d tok %2d ids | rewrite %5d tok %2d ids | post %5s tok %2d ids" % (

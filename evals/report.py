@@ -86,6 +86,21 @@ def harness_hooks_rows():
     return out
 
 
+def post_digest_rows():
+    d = _load("bench_post_digest.json")
+    if not d:
+        return [row(12, "post-hook digest vs rewrite", None, note="not measured")]
+    out = []
+    for case, c in sorted(d["cases"].items()):
+        n = d["failing"]
+        out.append(row(12, "%s: tokens, rewrite to ctx run (%d/%d failing ids)" % (case, c["rewrite"]["failing_named"], n),
+                       c["rewrite"]["tokens"], "tokens", "harness alone", c["raw"]["tokens"]))
+        out.append(row(12, "%s: tokens, digest in the post hook (%d/%d failing ids)" % (
+            case, c["post_digest"]["failing_named"], n), c["post_digest"]["tokens"], "tokens", "harness alone",
+            c["raw"]["tokens"], note="" if c["post_digest"]["replaced"] else "output left as is (smaller than a digest)"))
+    return out
+
+
 def throughput_rows():
     d = _load("bench_throughput.json")
     if not d:
@@ -384,7 +399,7 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
-EXTRACTORS = [hook_rows, harness_hooks_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
+EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
               ledger_guard_rows]
 
