@@ -63,6 +63,16 @@ class _Decider(ClaudeHandler):
         super().__init__(ctx)
         self.harness = harness
 
+    def _digest_held_back(self, hook, ev, fields, text, exit_code):  # noqa: ANN001 - ClaudeHandler's signature
+        # Where the post hook cannot replace the output (Codex), a digest could only be added
+        # next to the whole output (more tokens, not fewer), and Codex's post hook does not say
+        # the exit status the digest would report: none is made.
+        codec = codecs.get(self.harness)
+        if codec is None or not codec.CAPS.post_replaces_output:
+            self.held_back.pop(hook.tool_use_id, None)
+            return None
+        return super()._digest_held_back(hook, ev, fields, text, exit_code)
+
     def _permission(self, hook, hdr, env, root):  # noqa: ANN001 - ClaudeHandler's signature
         argv = harness_argv(self.harness, hdr.get("pid"))
         auto = argv is not None and _has_auto_flag(self.harness, argv)

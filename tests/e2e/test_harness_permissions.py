@@ -62,3 +62,7 @@ def test_same_calls_run_with_and_without_ctx(name, tmp_path):
     assert wait_for(lambda: any(e["hook_event"] == "PreToolUse" for e in events(ctx.ctx_home, sess[0]["session_id"])))
     pre = [e for e in events(ctx.ctx_home, sess[0]["session_id"]) if e["hook_event"] == "PreToolUse"]
     assert pre and all(e["decision"] != "rewrite" for e in pre), [dict(e) for e in pre]
+    if name != "codex" and _ran(raw.outputs)[0]:
+        # pytest ran under the harness's own permission: its post hook delivered ctx's digest
+        assert "[ctx] pytest" in ctx.outputs[0] and "4 failed" in ctx.outputs[0], ctx.describe()
+        assert "[ctx] pytest" not in raw.outputs[0]
