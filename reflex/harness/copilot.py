@@ -24,8 +24,8 @@ import json
 import re
 from typing import Any
 
-from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_END, SESSION_START,
-                    Capabilities, Decision, ShellEvent, as_str)
+from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_END,
+                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool)
 
 NAME = "copilot"
 CAPS = Capabilities(harness=NAME, shell_tool="bash", can_rewrite=True, rewrite_needs_allow=False,
@@ -35,6 +35,10 @@ CAPS = Capabilities(harness=NAME, shell_tool="bash", can_rewrite=True, rewrite_n
 SESSION_ENV = "COPILOT_AGENT_SESSION_ID"
 _KINDS = {"preToolUse": PRE_SHELL, "postToolUse": POST_SHELL, "sessionStart": SESSION_START,
           "sessionEnd": SESSION_END}
+# Copilot's file tools, for the safety plane (its preToolUse fires for every tool).
+FILE_TOOLS = {"view": ("Read", {"path": "file_path"}),
+              "create": ("Write", {"path": "file_path", "file_text": "content"}),
+              "edit": ("Edit", {"path": "file_path", "old_str": "old_string", "new_str": "new_string"})}
 _STATUS = re.compile(r"\n?<shellId: [^>]*? completed with exit code (-?\d+)>\s*$")
 
 
@@ -61,8 +65,6 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
     native = event_hint if event_hint in _KINDS else _infer(obj)
     kind = _KINDS.get(native, OTHER)
     tool = as_str(obj.get("toolName"))
-    if kind in (PRE_SHELL, POST_SHELL) and tool != CAPS.shell_tool:
-        kind = OTHER
     args = obj.get("toolArgs")
     if isinstance(args, str):
         try:
@@ -70,6 +72,16 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
         except ValueError:
             args = None
     args = args if isinstance(args, dict) else {}
+    if kind == PRE_SHELL and tool != CAPS.shell_tool:
+        mapped = file_tool(tool, args, FILE_TOOLS)
+        if mapped is None:
+            kind = OTHER
+        else:
+            return ShellEvent(harness=NAME, kind=PRE_FILE, native_event=native,
+                              session_id=as_str(obj.get("sessionId")), cwd=as_str(obj.get("cwd")),
+                              tool_name=mapped[0], tool_input=mapped[1])
+    if kind == POST_SHELL and tool != CAPS.shell_tool:
+        kind = OTHER
     output, exit_code = None, None
     result = obj.get("toolResult")
     if kind == POST_SHELL and isinstance(result, dict) and isinstance(result.get("textResultForLlm"), str):

@@ -16,7 +16,7 @@ from typing import Any
 
 from reflex.harness import codecs
 from reflex.harness.claude import payload
-from reflex.harness.model import PRE_SHELL, degrade, from_claude, to_claude
+from reflex.harness.model import PRE_FILE, PRE_SHELL, degrade, from_claude, to_claude
 
 # Where each harness keeps the tool's arguments, so a cut inside them reads as a cut in tool_input.
 _ARGS_KEY = {"copilot": "toolArgs"}
@@ -34,11 +34,11 @@ def decide(harness: str, data: bytes, truncated: bool, env: dict[str, Any], even
     if reading.obj is None:
         return b"", ("ctx hook: ignored malformed payload: %s\n" % reading.problem).encode(), "malformed"
     event = codec.decode(reading.obj, event_hint)
-    if event.kind != PRE_SHELL:
+    if event.kind not in (PRE_SHELL, PRE_FILE):
         return b"", b"", "none"
     claude = to_claude(event)
     open_keys = tuple("tool_input" if k == _ARGS_KEY.get(harness) else k for k in reading.open_keys)
-    if event.command is None and not reading.complete:
+    if event.kind == PRE_SHELL and event.command is None and not reading.complete:
         # The command itself was cut off: the Claude reading must not look like a complete call.
         claude["tool_input"].pop("command", None)
         open_keys = ("tool_input",)

@@ -24,8 +24,8 @@ import json
 import re
 from typing import Any
 
-from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_END, SESSION_START,
-                    Capabilities, Decision, ShellEvent, as_str)
+from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_END,
+                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool)
 
 NAME = "gemini"
 CAPS = Capabilities(harness=NAME, shell_tool="run_shell_command", can_rewrite=True, rewrite_needs_allow=False,
@@ -35,6 +35,11 @@ CAPS = Capabilities(harness=NAME, shell_tool="run_shell_command", can_rewrite=Tr
 SESSION_ENV = None
 _KINDS = {"BeforeTool": PRE_SHELL, "AfterTool": POST_SHELL, "SessionStart": SESSION_START,
           "SessionEnd": SESSION_END}
+# Gemini's file tools, for the safety plane (`cat .env` and `read_file .env` are the same read).
+FILE_TOOLS = {"read_file": ("Read", {"file_path": "file_path"}),
+              "write_file": ("Write", {"file_path": "file_path", "content": "content"}),
+              "replace": ("Edit", {"file_path": "file_path", "old_string": "old_string", "new_string": "new_string"})}
+PRE_MATCHER = "run_shell_command|" + "|".join(FILE_TOOLS)
 _WRAP = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.S)
 _TRAILER = re.compile(r"^(Exit Code|Signal|Error|Background PIDs|Process Group PGID): ?(.*)$")
 
@@ -69,9 +74,18 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
     native = as_str(obj.get("hook_event_name")) or event_hint or ""
     kind = _KINDS.get(native, OTHER)
     tool = as_str(obj.get("tool_name"))
-    if kind in (PRE_SHELL, POST_SHELL) and tool != CAPS.shell_tool:
-        kind = OTHER
     tool_input = obj.get("tool_input") if isinstance(obj.get("tool_input"), dict) else {}
+    if kind == PRE_SHELL and tool != CAPS.shell_tool:
+        mapped = file_tool(tool, tool_input, FILE_TOOLS)
+        if mapped is None:
+            kind = OTHER
+        else:
+            return ShellEvent(harness=NAME, kind=PRE_FILE, native_event=native,
+                              session_id=as_str(obj.get("session_id")), cwd=as_str(obj.get("cwd")),
+                              tool_name=mapped[0], tool_input=mapped[1],
+                              transcript_path=as_str(obj.get("transcript_path")))
+    if kind == POST_SHELL and tool != CAPS.shell_tool:
+        kind = OTHER
     rest = {k: v for k, v in tool_input.items() if k != "command"}
     if rest.get("is_background"):
         rest["run_in_background"] = True  # the decision path's name for it

@@ -90,7 +90,8 @@ def entries(harness: str, launcher: str, portable: bool = False) -> dict[str, li
     if harness == "gemini":
         def h(name: str, timeout_s: int) -> dict[str, Any]:
             return {"name": name, "type": "command", "command": cmd(), "timeout": timeout_s * 1000}
-        return {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [h("ctx-pre", TOOL_TIMEOUT_S)]}],
+        from reflex.harness.gemini import PRE_MATCHER
+        return {"BeforeTool": [{"matcher": PRE_MATCHER, "hooks": [h("ctx-pre", TOOL_TIMEOUT_S)]}],
                 "AfterTool": [{"matcher": "run_shell_command", "hooks": [h("ctx-post", TOOL_TIMEOUT_S)]}],
                 "SessionStart": [{"hooks": [h("ctx-session-start", SESSION_TIMEOUT_S)]}],
                 "SessionEnd": [{"hooks": [h("ctx-session-end", TOOL_TIMEOUT_S)]}]}

@@ -23,15 +23,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 PRE_SHELL = "pre-shell"
+PRE_FILE = "pre-file"  # a file tool (read, write, edit) before it runs: for the safety plane
 POST_SHELL = "post-shell"
 POST_SHELL_FAILED = "post-shell-failed"
 SESSION_START = "session-start"
 SESSION_END = "session-end"
 OTHER = "other"
-KINDS = (PRE_SHELL, POST_SHELL, POST_SHELL_FAILED, SESSION_START, SESSION_END, OTHER)
+KINDS = (PRE_SHELL, PRE_FILE, POST_SHELL, POST_SHELL_FAILED, SESSION_START, SESSION_END, OTHER)
 
 # The Claude Code event each kind is recorded under (the ledger's and the fold's vocabulary).
-CLAUDE_EVENT = {PRE_SHELL: "PreToolUse", POST_SHELL: "PostToolUse", POST_SHELL_FAILED: "PostToolUseFailure",
+CLAUDE_EVENT = {PRE_SHELL: "PreToolUse", PRE_FILE: "PreToolUse", POST_SHELL: "PostToolUse", POST_SHELL_FAILED: "PostToolUseFailure",
                 SESSION_START: "SessionStart", SESSION_END: "SessionEnd"}
 
 
@@ -59,7 +60,9 @@ class Capabilities:
 @dataclass(frozen=True)
 class ShellEvent:
     """One hook call, normalized.  `command` is the command as the payload shows it (the post
-    hook shows the command that ran, i.e. a rewrite's result)."""
+    hook shows the command that ran, i.e. a rewrite's result).  For PRE_FILE, `tool_name` and
+    `tool_input` are already Claude Code's (Read/Write/Edit with file_path ...), which the
+    safety plane reads."""
 
     harness: str
     kind: str
@@ -116,6 +119,10 @@ def to_claude(event: ShellEvent) -> dict[str, Any] | None:
         obj.update(tool_name="Bash", tool_input=tool_input)
         if event.call_id:
             obj["tool_use_id"] = event.call_id
+    elif event.kind == PRE_FILE:
+        obj.update(tool_name=event.tool_name, tool_input=dict(event.tool_input))
+        if event.call_id:
+            obj["tool_use_id"] = event.call_id
     if event.kind == POST_SHELL:
         obj["tool_response"] = {"stdout": event.output or "", "stderr": "", "interrupted": False}
     elif event.kind == POST_SHELL_FAILED:
@@ -167,6 +174,17 @@ def degrade(decision: Decision, caps: Capabilities) -> Decision:
 def _join(a: str | None, b: str | None) -> str | None:
     parts = [p for p in (a, b) if p]
     return "\n".join(parts) if parts else None
+
+
+def file_tool(tool: str | None, args: dict[str, Any], table: dict[str, tuple[str, dict[str, str]]]
+              ) -> tuple[str, dict[str, Any]] | None:
+    """A harness's file tool -> (Claude Code's tool name, its input), by `table`:
+    {harness tool: (Claude tool, {harness arg: Claude arg})}; None for other tools."""
+    hit = table.get(tool or "")
+    if hit is None:
+        return None
+    name, names = hit
+    return name, {names[k]: v for k, v in args.items() if k in names}
 
 
 def as_int(value: Any) -> int | None:

@@ -103,7 +103,8 @@ class Session:
 
 
 def loop_policy(outputs: list[str]) -> str | None:
-    """pytest; the same run sliced; a hint from the first digest; cat .env; done."""
+    """pytest; the same run sliced; a hint from the first digest; cat .env; the CLI's own file
+    reader on .env (Gemini, Copilot; Codex has none, its server answers that with `done`); done."""
     if len(outputs) == 0:
         return "pytest -q"
     if len(outputs) == 1:
@@ -114,6 +115,8 @@ def loop_policy(outputs: list[str]) -> str | None:
         return "ctx get %s" % m.group(1) if m else "echo no-hint-found"
     if len(outputs) == 3:
         return "cat .env"
+    if len(outputs) == 4:
+        return "@read .env"
     return None
 
 
@@ -168,8 +171,9 @@ def check_loop(s: Session) -> None:
     """Every assertion of the issue, from what the model received and what the ledger holds."""
     assert s.run.returncode == 0, s.describe()
     assert not s.api.errors, s.describe()
-    assert len(s.outputs) == 4, s.describe()
-    first, second, followed, secret = s.outputs
+    file_reader = s.name != "codex"  # Codex reads files through its shell only
+    assert len(s.outputs) == (5 if file_reader else 4), s.describe()
+    first, second, followed, secret = s.outputs[:4]
     # 1. the first run is a digest naming every failing test
     assert "[ctx] pytest" in first, s.describe()
     for test_id in FAILING_IDS:
@@ -183,6 +187,10 @@ def check_loop(s: Session) -> None:
     # 4. `cat .env` was denied with ctx's remediation, and no secret reached the model
     assert SECRET not in "".join(s.outputs), s.describe()
     assert "secret" in secret.lower() and "ctx" in secret.lower(), s.describe()
+    if file_reader:  # the harness's own file tool does not read it either (denied by ctx, or by the CLI)
+        assert SECRET not in s.outputs[4] and "API_KEY" not in s.outputs[4], s.describe()
+        if s.name == "copilot":
+            assert "secret" in s.outputs[4].lower() and "ctx" in s.outputs[4].lower(), s.describe()
     # 5. the ledger has the session's events, labelled with the harness
     sess = [x for x in sessions(s.ctx_home) if x["harness"] == s.name]
     assert len(sess) == 1, sessions(s.ctx_home)

@@ -96,8 +96,22 @@ def test_copilot_payloads_are_told_apart_by_argument_or_shape():
     assert copilot.decode({"sessionId": "c1", "cwd": "/w", "reason": "complete"}, "sessionEnd").kind == SESSION_END
     as_string = dict(pre, toolArgs=json.dumps({"command": "ls"}))
     assert copilot.decode(as_string).command == "ls"
-    other_tool = dict(pre, toolName="view", toolArgs={"path": "x"})
+    other_tool = dict(pre, toolName="sql", toolArgs={"query": "x"})
     assert copilot.decode(other_tool).kind == "other"
+
+
+def test_file_tools_become_claude_file_tools_for_the_safety_plane():
+    view = copilot.decode({"sessionId": "c1", "cwd": "/w", "toolName": "view", "toolArgs": {"path": ".env"}},
+                          "preToolUse")
+    assert (view.kind, view.tool_name, view.tool_input) == ("pre-file", "Read", {"file_path": ".env"})
+    read = gemini.decode({"session_id": "g", "cwd": "/w", "hook_event_name": "BeforeTool", "tool_name": "read_file",
+                          "tool_input": {"file_path": ".env"}})
+    assert to_claude(read)["tool_name"] == "Read" and to_claude(read)["tool_input"] == {"file_path": ".env"}
+    edit = gemini.decode({"session_id": "g", "cwd": "/w", "hook_event_name": "BeforeTool", "tool_name": "replace",
+                          "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}})
+    assert to_claude(edit)["tool_name"] == "Edit"
+    assert gemini.decode({"session_id": "g", "hook_event_name": "BeforeTool", "tool_name": "web_fetch",
+                          "tool_input": {}}).kind == "other"
 
 
 def test_copilot_answers():

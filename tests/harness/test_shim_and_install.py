@@ -25,6 +25,12 @@ PAYLOADS = {
     "copilot": {"sessionId": "s-copilot", "timestamp": 1, "cwd": None, "toolName": "bash",
                 "toolArgs": {"command": "cat .env", "description": "d"}},
 }
+FILE_READS = {  # the harness's own file tool on the same secret
+    "gemini": {"session_id": "s-gemini", "cwd": None, "hook_event_name": "BeforeTool", "timestamp": "t",
+               "tool_name": "read_file", "tool_input": {"file_path": ".env"}},
+    "copilot": {"sessionId": "s-copilot", "timestamp": 1, "cwd": None, "toolName": "view",
+                "toolArgs": {"path": ".env"}},
+}
 DENY_SHAPE = {"codex": lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny",
               "gemini": lambda a: a["decision"] == "deny",
               "copilot": lambda a: a["permissionDecision"] == "deny"}
@@ -48,21 +54,24 @@ def test_secret_read_denied_the_same_with_the_daemon_down_and_up(name, tmp_path)
     repo.mkdir()
     (repo / ".git").mkdir()
     (repo / ".env").write_text("API_KEY=sk-live-0123456789abcdef0123456789abcdef\n")
-    payload = dict(PAYLOADS[name], cwd=str(repo))
+    calls = [dict(PAYLOADS[name], cwd=str(repo))]
+    if name in FILE_READS:
+        calls.append(dict(FILE_READS[name], cwd=str(repo)))
     ctx_home = tmp_path / "ctxhome"
     env = {"CTX_SESSION_START_WAIT": "0"}
     try:
-        down = _hook(name, payload, ctx_home, repo)   # no daemon: the shim's fallback answers
-        assert down.returncode == 0, down.stderr
+        down = [_hook(name, c, ctx_home, repo) for c in calls]   # no daemon: the shim's fallback answers
+        assert all(p.returncode == 0 for p in down), [p.stderr for p in down]
         assert _ctx(ctx_home, "daemon", "start", env=env).returncode == 0
-        up = _hook(name, payload, ctx_home, repo)
-        assert up.returncode == 0, up.stderr
+        up = [_hook(name, c, ctx_home, repo) for c in calls]
+        assert all(p.returncode == 0 for p in up), [p.stderr for p in up]
     finally:
         _ctx(ctx_home, "daemon", "stop")
-    answer = json.loads(down.stdout)
-    assert DENY_SHAPE[name](answer), answer
-    assert "secret" in down.stdout.decode().lower() and b"sk-live" not in down.stdout
-    assert up.stdout == down.stdout
+    for d, u in zip(down, up):
+        answer = json.loads(d.stdout)
+        assert DENY_SHAPE[name](answer), answer
+        assert "secret" in d.stdout.decode().lower() and b"sk-live" not in d.stdout
+        assert u.stdout == d.stdout
 
 
 @pytest.mark.parametrize("name", sorted(PAYLOADS))

@@ -3,7 +3,8 @@ API) CLIs, offline on 127.0.0.1.  stdlib only.
 
 The "model" is a policy: given the tool outputs the model has received so far in this
 conversation (rebuilt from each request, so a retried request gets the same answer), it returns
-the next shell command, or None to finish with a final text.  Every request body is recorded:
+the next shell command, or None to finish with a final text.  `@read PATH` asks for the CLI's own
+file-reading tool instead (Gemini `read_file`, Copilot `view`).  Every request body is recorded:
 that is the ground truth for what reached the model.
 
 Requests without tools (titles, routing, next-speaker checks) never reach the policy.
@@ -165,9 +166,13 @@ class ResponsesAPI(ScriptedAPI):
         rid = "resp_%d" % n
         names = [t.get("name") or t.get("type") for t in body.get("tools") or [] if isinstance(t, dict)]
         command = self.next_command(self.outputs_of(body)) if names else None
+        if command is not None and command.startswith("@read ") and "view" not in names:
+            command = None  # no file-reading tool (Codex): the script ends
         if command is not None:
             call_id = "call_%d" % len(self.outputs_of(body))
-            if "exec_command" in names:
+            if command.startswith("@read ") and "view" in names:
+                name, args = "view", {"path": command[len("@read "):]}
+            elif "exec_command" in names:
                 # login=false: a login shell would reset PATH from /etc/profile and lose the test venv
                 name, args = "exec_command", {"cmd": command, "login": False}
             elif "bash" in names:
@@ -258,7 +263,9 @@ class GeminiAPI(ScriptedAPI):
         if path.endswith(":streamGenerateContent"):
             outputs = self.outputs_of(body)
             command = self.next_command(outputs)
-            if command is not None:
+            if command is not None and command.startswith("@read "):
+                parts = [{"functionCall": {"name": "read_file", "args": {"file_path": command[len("@read "):]}}}]
+            elif command is not None:
                 parts = [{"functionCall": {"name": "run_shell_command",
                                            "args": {"command": command, "description": "run a command"}}}]
             else:
