@@ -91,8 +91,9 @@ def post_digest_rows():
     if not d:
         return [row(12, "post-hook digest vs rewrite", None, note="not measured")]
     out = []
-    for case, c in sorted(d["cases"].items()):
+    for key, c in sorted(d["cases"].items()):
         n = d["failing"]
+        case = key.replace("|", "\\|")  # the agent's own pipe, inside a markdown table cell
         out.append(row(12, "%s: tokens, rewrite to ctx run (%d/%d failing ids)" % (case, c["rewrite"]["failing_named"], n),
                        c["rewrite"]["tokens"], "tokens", "harness alone", c["raw"]["tokens"]))
         out.append(row(12, "%s: tokens, digest in the post hook (%d/%d failing ids)" % (
