@@ -71,6 +71,37 @@ def hook_rows():
     return out
 
 
+def harness_hooks_rows():
+    d = _load("bench_harness_hooks.json")
+    if not d:
+        return [row(12, "hook round trip per harness", None, note="not measured")]
+    a = d["arms"]
+    base = _get(a, "python -S -c pass.median_ms")
+    out = []
+    for name in ("claude", "codex", "gemini", "copilot"):
+        v = _get(a, "ctx hook %s.median_ms" % name)
+        out.append(row(12, "hook round trip, `ctx hook %s` (median, daemon warm)" % name, v, "ms",
+                       "python -S -c pass", base, note="" if d.get("all_answered_cleanly") else
+                       "a hook exited non-zero or wrote to stderr: see bench_harness_hooks.json"))
+    return out
+
+
+def post_digest_rows():
+    d = _load("bench_post_digest.json")
+    if not d:
+        return [row(12, "post-hook digest vs rewrite", None, note="not measured")]
+    out = []
+    for key, c in sorted(d["cases"].items()):
+        n = d["failing"]
+        case = key.replace("|", "\\|")  # the agent's own pipe, inside a markdown table cell
+        out.append(row(12, "%s: tokens, rewrite to ctx run (%d/%d failing ids)" % (case, c["rewrite"]["failing_named"], n),
+                       c["rewrite"]["tokens"], "tokens", "harness alone", c["raw"]["tokens"]))
+        out.append(row(12, "%s: tokens, digest in the post hook (%d/%d failing ids)" % (
+            case, c["post_digest"]["failing_named"], n), c["post_digest"]["tokens"], "tokens", "harness alone",
+            c["raw"]["tokens"], note="" if c["post_digest"]["replaced"] else "output left as is (smaller than a digest)"))
+    return out
+
+
 def throughput_rows():
     d = _load("bench_throughput.json")
     if not d:
@@ -369,7 +400,7 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
-EXTRACTORS = [hook_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
+EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
               ledger_guard_rows]
 

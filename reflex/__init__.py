@@ -45,6 +45,13 @@ STDLIB_ONLY = (
     "reflex.harness.claude.payload",
     "reflex.harness.claude.answers",
     "reflex.harness.claude.permissions",
+    # the shim's fallback for Codex, Gemini and Copilot
+    "reflex.harness.model",
+    "reflex.harness.codecs",
+    "reflex.harness.fallback",
+    "reflex.harness.codex",
+    "reflex.harness.gemini",
+    "reflex.harness.copilot",
     "reflex.digest.redact",
     "reflex.digest.neutralize",
     "reflex.worktree.ignore",

@@ -8,6 +8,7 @@ Keys (all optional):
   http_port           loopback port for the `type: "http"` hook transport (0 = off)
   idle_seconds        daemon exits after this long without requests (default 1800)
   installed_settings  settings files `ctx install` wrote to (doctor checks their hooks)
+  installed_harnesses {harness: [config files]} `ctx install --harness` wrote to (codex, gemini, copilot)
   safety_allow        glob patterns the safety plane must not deny
   blob_max_bytes      blob store size limit; least-recently-used blobs beyond it are evicted (1 GiB)
   blob_max_age_days   blobs unused for longer are evicted (30)
@@ -27,6 +28,7 @@ DEFAULTS = {
     "http_port": 0,
     "idle_seconds": 1800,
     "installed_settings": [],
+    "installed_harnesses": {},
     "safety_allow": [],
     "blob_max_bytes": 1 << 30,
     "blob_max_age_days": 30,

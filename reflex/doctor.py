@@ -39,6 +39,8 @@ def run_checks(paths):
     checks.append(_ledger_check(paths))
     checks.append(_tokenizer_check())
     checks.extend(_hook_checks(paths))
+    from reflex.harness import doctor as harness_doctor  # Codex, Gemini, Copilot: each one found here
+    checks.extend(Check(*c) for c in harness_doctor.checks(paths))
     checks.append(_permission_check(paths))
     backlog = len(spool.pending(paths.spool))
     checks.append(Check("spool", backlog == 0 or st["running"],
@@ -147,6 +149,8 @@ def _hook_checks(paths):
     cfg = config_mod.load(paths.config)
     files = cfg.get("installed_settings") or []
     out = []
+    if not files and cfg.get("installed_harnesses"):
+        return out  # ctx serves another harness here; its checks follow
     if not files:
         out.append(Check("hooks", False, "ctx hooks are not installed in any settings file",
                          "run `ctx install` (or `ctx install --scope project`)"))

@@ -109,9 +109,10 @@ REQUESTS: dict[str, dict[str, str]] = {
     "status": {},
     "shutdown": {},
     # A harness's hook payload (the body), forwarded untouched.  local: what a shim decided by
-    # itself (spooled frames); cpid, ccfg: where the harness's permissions come from.
+    # itself (spooled frames); cpid, ccfg: where the harness's permissions come from; event:
+    # the hook's event name when the payload does not carry it (Copilot, reflex/harness/copilot.py).
     "hook": {"harness": STR, "pid": INT, "trunc": BOOL, "local": STR, "transport": STR,
-             "cpid": STR, "ccfg": STR, **HOOK_ENV},
+             "cpid": STR, "ccfg": STR, "event": STR, **HOOK_ENV},
     # `ctx run` has started a command whose output goes to `capture`.
     "run.start": {"capture": STR, "stable": INT},
     # ... and it has ended; the body is what the agent's own slicer printed, if any.

@@ -61,7 +61,8 @@ def test_site_packages_are_really_hidden():
     assert p.returncode != 0 and "ModuleNotFoundError" in p.stderr
 
 
-@pytest.mark.parametrize("argv", [["hook", "claude"], ["get", "--help"], ["search", "--help"], ["run", "--", "true"]])
+@pytest.mark.parametrize("argv", [["hook", "claude"], ["hook", "codex"], ["hook", "gemini"],
+                                  ["hook", "copilot", "preToolUse"], ["get", "--help"], ["search", "--help"], ["run", "--", "true"]])
 def test_agent_facing_commands_run_in_a_bare_interpreter(argv, tmp_path):
     code = "import sys; sys.path.insert(0, %r); sys.argv = ['ctx'] + %r; from reflex.entry import main; " \
            "sys.exit(main())" % (REPO, argv)

@@ -1,4 +1,5 @@
-"""`ctx install` / `ctx uninstall`: Claude Code hook entries in settings.json."""
+"""`ctx install` / `ctx uninstall`: hook entries in Claude Code's settings.json, or with --harness in
+Codex's, Gemini's or Copilot's config (reflex/harness/install.py)."""
 
 import json
 
@@ -22,9 +23,13 @@ def _target(scope, settings):
               help="command: a process per hook (the safety plane works with the daemon down); http: loopback posts.")
 @click.option("--port", type=int, default=None, help="Loopback port for the http transport.")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
-def install(scope, settings_file, transport, port, dry_run):
-    """Install ctx's hooks into Claude Code (idempotent; backs up first)."""
+@click.option("--harness", type=click.Choice(["claude", "codex", "gemini", "copilot"]), default="claude",
+              show_default=True, help="The agent CLI whose hooks to install (docs/harnesses.md).")
+def install(scope, settings_file, transport, port, dry_run, harness):
+    """Install ctx's hooks into Claude Code or another agent CLI (idempotent; backs up first)."""
     paths = paths_mod.resolve()
+    if harness != "claude":
+        return _install_harness(paths, harness, scope, settings_file, dry_run)
     target = _target(scope, settings_file)
     launcher = launcher_mod.launcher_path(paths) if dry_run else launcher_mod.write_launcher(paths)
     new, changed, backup = inst.install(paths, target, launcher=launcher, transport=transport,
@@ -50,9 +55,25 @@ def install(scope, settings_file, transport, port, dry_run):
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="Remove from this settings file instead of the scope's.")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
-def uninstall(scope, settings_file, dry_run):
-    """Remove ctx's hooks from Claude Code settings (other hooks untouched)."""
+@click.option("--harness", type=click.Choice(["claude", "codex", "gemini", "copilot"]), default="claude",
+              show_default=True, help="The agent CLI whose hooks to remove.")
+def uninstall(scope, settings_file, dry_run, harness):
+    """Remove ctx's hooks from Claude Code settings or another agent CLI's (other hooks untouched)."""
     paths = paths_mod.resolve()
+    if harness != "claude":
+        from reflex.harness import install as hinst
+        try:
+            target = settings_file or hinst.config_path(harness, scope)
+            new, changed, backup = hinst.uninstall(paths, harness, target, dry_run=dry_run)
+        except inst.InstallError as e:
+            raise ReflexError(str(e))
+        if dry_run:
+            click.echo(json.dumps(new, indent=2))
+            return
+        click.echo("removed ctx hooks from %s" % target if changed else "no ctx hooks in %s" % target)
+        if backup:
+            click.echo("backup: %s" % backup)
+        return
     target = _target(scope, settings_file)
     new, changed, backup = inst.uninstall(paths, target, dry_run=dry_run)
     if dry_run:
@@ -61,3 +82,26 @@ def uninstall(scope, settings_file, dry_run):
     click.echo("removed ctx hooks from %s" % target if changed else "no ctx hooks in %s" % target)
     if backup:
         click.echo("backup: %s" % backup)
+
+
+def _install_harness(paths, harness, scope, settings_file, dry_run):
+    from reflex.harness import install as hinst
+    launcher = launcher_mod.launcher_path(paths) if dry_run else launcher_mod.write_launcher(paths)
+    portable = scope == "project" and settings_file is None
+    try:
+        target = settings_file or hinst.config_path(harness, scope)
+        new, changed, backup = hinst.install(paths, harness, target, launcher=launcher, portable=portable,
+                                             dry_run=dry_run)
+    except inst.InstallError as e:
+        raise ReflexError(str(e))
+    if dry_run:
+        click.echo(json.dumps(new, indent=2))
+        click.echo("(dry run: %s not changed)" % target, err=True)
+        return
+    click.echo("%s %s" % ("installed ctx hooks into" if changed else "ctx hooks already current in", target))
+    if backup:
+        click.echo("backup: %s" % backup)
+    if harness == "codex":
+        click.echo(hinst.CODEX_TRUST_STEP)
+    if harness == "gemini" and scope == "project":
+        click.echo("Gemini runs project hooks only in a trusted folder (it asks when the hooks change).")

@@ -27,10 +27,13 @@ def _ledger(path):
               help="One self-contained page with plots (no network needed to view it); see --out.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the --html page to this file (default: standard output).")
+@click.option("--harness", default=None, metavar="NAME",
+              help="Across sessions: only sessions of this agent harness (claude, codex, gemini, copilot).")
 @click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None, help="Another ledger file.")
 @click.option("--round-price", type=click.IntRange(min=0), default=None, metavar="TOKENS",
               help="Tokens charged per extra round in the cost estimate (default 2000).")
-def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_path, ledger_path, round_price):
+def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_path, harness, ledger_path,
+              round_price):
     """Scorecards: what ctx did, what it cost, what landed, where the agent looped."""
     from reflex.analysis.stats import render
     from reflex.analysis.stats.scorecard import PRICE_PER_EXTRA_ROUND
@@ -41,8 +44,9 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_pa
     if out_path and not as_html:
         raise UserError("--out goes with --html (the other formats print to standard output)")
     if session_id or last:
-        if since or project or as_csv:
-            raise UserError("--since, --project and --csv apply across sessions, not to --session/--last")
+        if since or project or as_csv or harness:
+            raise UserError("--since, --project, --harness and --csv apply across sessions, not to "
+                            "--session/--last")
         from reflex.analysis.stats.scorecard import scorecard_from_ledger
         card = scorecard_from_ledger(path, session_id, round_price=price)
         if card is None:
@@ -61,7 +65,7 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_pa
         cutoff = parse_since(since) if since else None
     except ValueError as e:
         raise UserError(str(e)) from None
-    agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price)
+    agg = aggregate_ledger(path, since=cutoff, project=project, round_price=price, harness=harness)
     if as_csv:
         w = csv.DictWriter(sys.stdout, fieldnames=list(CSV_FIELDS), lineterminator="\n")
         w.writeheader()

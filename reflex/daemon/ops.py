@@ -63,6 +63,8 @@ class Ops:
         self.loop = loop
         self.executor = executor
         self.claude = ClaudeHandler(ctx)
+        from reflex.harness.handler import HarnessHandler
+        self.harnesses = HarnessHandler(ctx)
         self.retrieval = Retrieval(ctx)
         self.runs = RunStore(ctx)
         self.started = time.time()
@@ -113,7 +115,7 @@ class Ops:
         uid = req.get("uid")
         if not _valid_uid(uid):
             return error("bad_request", "hook frames need a uid")
-        if harness != "claude":
+        if harness != "claude" and not self.harnesses.knows(harness):
             # Unknown harness: recorded, answered with nothing.
             ev = malformed_event(base_event(uid, req.get("ts") or time.time(), harness[:32],
                                             req.get("spooled")), "unknown_harness", "", body)
@@ -121,7 +123,8 @@ class Ops:
             return Reply(err=("ctx hook: unknown harness %r\n" % harness).encode())
         await self._spooled_first(req)
         t0 = time.perf_counter()
-        out, err, ev, session = self.claude.handle(req.fields, body)
+        handler = self.claude if harness == "claude" else self.harnesses
+        out, err, ev, session = handler.handle(req.fields, body)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)
         run = ev.pop("_run", None)  # a post-hook digest is recorded as a run of its own
         written = await self._commit(_finish(ev), run=run, session=session)
@@ -159,6 +162,9 @@ class Ops:
         command = req.get("command", "")
         cwd = req.get("cwd")
         session_id = req.text("session") or "-"
+        if session_id == "-":
+            # A harness whose shell names no session (Gemini): the session whose rewrite ran this.
+            session_id = self.harnesses.claim_run(command, cwd) or "-"
         exit_code = req.get("exit")
         slicer = req.get("slicer")
         producer = req.get("producer", command)

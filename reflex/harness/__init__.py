@@ -1,11 +1,24 @@
-"""Agent harnesses: one package per harness ctx speaks to.
+"""Agent harnesses: one package or module per harness ctx speaks to, and the model they share.
 
-    claude/     Claude Code (hook payloads, answers, permission mirror, transcripts,
-                the daemon's hook handlers)
+    claude/      Claude Code (hook payloads, answers, permission mirror, transcripts,
+                 the daemon's hook handlers)
+    model.py     one normalized shell event and decision for every other harness, each harness's
+                 Capabilities, and the translation to and from the Claude-shaped payload that
+                 reflex.harness.claude.hooks (the one decision path) reads
+    codex.py     OpenAI Codex CLI codec (PreToolUse/PostToolUse/SessionStart, tool "Bash")
+    gemini.py    Google Gemini CLI codec (BeforeTool/AfterTool/SessionStart/SessionEnd)
+    copilot.py   GitHub Copilot CLI codec (preToolUse/postToolUse/sessionStart/sessionEnd)
+    codecs.py    harness name -> codec module
+    fallback.py  a codec'd payload judged by the shim's own safety verdict (daemon down)
+    handler.py   the daemon side: decode, run the Claude decision path once, encode
+    install.py   `ctx install --harness codex|gemini|copilot`: hook entries per harness and scope
+    doctor.py    what `ctx doctor` reports per harness it finds (Codex hook trust included)
 
 A harness package decodes what its harness sends, encodes what ctx answers, and knows the
 harness's own rules (permissions, transcripts).  Policy lives in reflex.arc and safety in
 reflex.safety; a harness package translates, it does not decide.
+
+model, the codecs, codecs.py and fallback.py run in the shim (reflex.STDLIB_ONLY).
 
 Imports: reflex's top-level modules, reflex.safety, reflex.arc; never reflex.analysis.
 """

@@ -58,10 +58,16 @@ def env_from_header(hdr):
             if isinstance(hdr.get(key), str) and hdr[key] and len(hdr[key]) <= ENV_VALUE_MAX}
 
 
-def decide(harness, data, truncated, env=None):
+def decide(harness, data, truncated, env=None, event=""):
     """The shim's answer when the daemon cannot give one -> (stdout, stderr, local decision tag)."""
-    reading = payload.read(data, truncated)
     env = hook_env() if env is None else env
+    if harness != "claude":
+        # Other harnesses: their payload translated to Claude's shape, judged here (reflex/harness).
+        from reflex.harness import codecs, fallback as harness_fallback
+        if codecs.get(harness) is not None:
+            return harness_fallback.decide(harness, data, truncated, env, event, verdict=verdict,
+                                           safety_answer=safety_answer)
+    reading = payload.read(data, truncated)
     v = verdict(harness, reading, env)
     answer = safety_answer(reading.obj, v, env) if v is not None else None
     if answer is not None:

@@ -27,6 +27,7 @@ CONNECT_TIMEOUT = 0.3
 REPLY_TIMEOUT = float(os.environ.get("CTX_HOOK_REPLY_TIMEOUT", "1.5"))
 
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_EVENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _read_stdin():
@@ -67,13 +68,15 @@ def _main(argv):
     if not harness or not set(harness) <= _SAFE or len(harness) > 32:
         sys.stderr.write("ctx hook: unknown harness %r\n" % harness[:40])
         return 0
+    # Copilot's payloads do not name their event: its hooks are installed with the name as an argument.
+    event = argv[1] if len(argv) > 1 and set(argv[1]) <= _EVENT_CHARS and len(argv[1]) <= 32 else ""
     data, truncated = _read_stdin()
-    out, err = deliver(paths_mod.resolve(), harness, data, truncated)
+    out, err = deliver(paths_mod.resolve(), harness, data, truncated, event)
     _emit(out, err)
     return 0
 
 
-def deliver(paths, harness, data, truncated=False):
+def deliver(paths, harness, data, truncated=False, event=""):
     """One hook call: ask the daemon, or fall back locally.  -> (stdout, stderr) bytes.
 
     Library form of the shim (benchmarks and the durability test drive it
@@ -84,13 +87,15 @@ def deliver(paths, harness, data, truncated=False):
     fields = {"harness": harness, "uid": uid, "ts": time.time(), "pid": os.getpid(), "trunc": bool(truncated)}
     fields.update(env)
     fields.update(_harness_fields())
+    if event:
+        fields["event"] = event
     head = protocol.request_header("hook", fields, len(data))
     try:
         reply, body = client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
                                      reply_timeout=REPLY_TIMEOUT)
     except client.Unavailable as e:
-        if not _is_session_start(data) or isinstance(e, client.Impostor):
-            return _fallback(paths, harness, head, data, truncated, uid, e, env)
+        if not (_is_session_start(data) or event in _SESSION_START_EVENTS) or isinstance(e, client.Impostor):
+            return _fallback(paths, harness, head, data, truncated, uid, e, env, event)
         # Once per session it is worth waiting for a cold daemon (~1 s to
         # import its stack): every tool call after this one then meets a
         # warm daemon instead of falling back.
@@ -99,13 +104,15 @@ def deliver(paths, harness, data, truncated=False):
                 paths, lambda: client.request(paths, head, data, connect_timeout=CONNECT_TIMEOUT,
                                               reply_timeout=REPLY_TIMEOUT), SESSION_START_WAIT)
         except client.Unavailable as e2:
-            return _fallback(paths, harness, head, data, truncated, uid, e2, env)
+            return _fallback(paths, harness, head, data, truncated, uid, e2, env, event)
     if not protocol.header_true(reply, "ok"):
-        return _fallback(paths, harness, head, data, truncated, uid, "daemon refused: %s" % reply[:200], env)
+        return _fallback(paths, harness, head, data, truncated, uid, "daemon refused: %s" % reply[:200], env,
+                         event)
     return protocol.split_reply(reply, body)
 
 
 SESSION_START_WAIT = float(os.environ.get("CTX_SESSION_START_WAIT", "3"))
+_SESSION_START_EVENTS = ("SessionStart", "sessionStart")
 
 
 def _is_session_start(data):
@@ -146,12 +153,12 @@ def _emit(out, err):
             pass
 
 
-def _fallback(paths, harness, head, data, truncated, uid, why, env):
+def _fallback(paths, harness, head, data, truncated, uid, why, env, event=""):
     """Daemon unreachable: decide locally (safety only), spool, start the daemon."""
     from reflex.shim import spool
     try:
         from reflex.shim import fallback as local_decision
-        answer, err, local = local_decision.decide(harness, data, truncated, env)
+        answer, err, local = local_decision.decide(harness, data, truncated, env, event)
     except Exception as e:  # a broken safety module must not lose the event
         answer, err, local = b"", ("ctx hook: local decision failed: %r\n" % (e,)).encode(), "error"
     # One line for the user when the reason is another user's directory or

@@ -64,6 +64,18 @@ def _shell():
     return "/bin/sh"
 
 
+# The session id each harness exports to its shell (Gemini exports none; the daemon links those).
+SESSION_ENV = ("CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "COPILOT_AGENT_SESSION_ID")
+
+
+def _session_id():
+    for name in SESSION_ENV:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return ""
+
+
 def command_from_argv(argv):
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -163,7 +175,7 @@ def main(argv):
                  b"time); values of secret files beyond it were not redacted.\n")
     head = protocol.request_header("run.finish", dict(
         uid=uid, ts=t0, capture=capture, command=command, cwd=os.getcwd(),
-        session=os.environ.get("CLAUDE_CODE_SESSION_ID", ""), exit=code, duration_ms=duration_ms,
+        session=_session_id(), exit=code, duration_ms=duration_ms,
         **fields), len(view))
     try:
         reply, body = client.request(paths, head, view, connect_timeout=0.1, reply_timeout=FINISH_TIMEOUT)

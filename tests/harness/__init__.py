@@ -1,0 +1,1 @@
+"""Tests of reflex/harness: codecs, the shim fallback, install, and the daemon path per harness."""

@@ -34,12 +34,14 @@ import time
 
 from reflex.analysis import evidence as evidence_mod
 from reflex.analysis.stats import scorecard as sc
+from reflex.analysis.stats.ledger_read import harness_of
 from reflex.analysis.stats.timeline import build
 
 SCHEMA = "ctx-stats-aggregate/v1"
 CSV_FIELDS = ("session_id", "first_ts", "cwd", "model", "reader", "events", "commands", "runs", "digested",
               "raw_tokens", "delivered_ctx", "delivered_total", "harness_baseline", "saved", "requeries",
-              "denied", "extra_rounds", "cost_total", "rewrite_rate", "hints_rate", "starvation_streaks", "thrash")
+              "denied", "extra_rounds", "cost_total", "rewrite_rate", "hints_rate", "starvation_streaks", "thrash",
+              "harness")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -84,13 +86,14 @@ class Aggregator:
         self.by_family: dict = {}
         self.by_profile: dict = {}
         self.by_reader: dict = {}
+        self.by_harness: dict = {}
         self.interventions: dict = {}
         self.by_outcome = {o: 0 for o in evidence_mod.OUTCOMES}
         self.streaks = self.thrash = self.zero = 0
         self.recurring: dict = {}
         self.per_session: list = []
 
-    def add(self, tl):
+    def add(self, tl, harness=None):
         ev = evidence_mod.session_evidence(tl)
         card = sc.scorecard(tl, [], "none", round_price=self.round_price, ev=ev)
         self.sessions += 1
@@ -123,6 +126,9 @@ class Aggregator:
         reader = card["session"]["reader"]
         _add(self.by_reader, reader, sessions=1, runs=card["runs"]["total"], saved=tok["saved"],
              requeries=card["rounds"]["requeries"])
+        _add(self.by_harness, harness or "unknown", sessions=1, commands=card["commands"]["total"],
+             runs=card["runs"]["total"], digested=card["runs"]["digested"], saved=tok["saved"],
+             requeries=card["rounds"]["requeries"], denied=card["rounds"]["denied"])
         for cls, v in card["interventions"].items():
             _add(self.interventions, cls, count=v["count"], landed=v["landed"], censored=v["censored"])
         an = card["anomalies"]
@@ -144,9 +150,9 @@ class Aggregator:
             "requeries": card["rounds"]["requeries"], "denied": card["rounds"]["denied"],
             "extra_rounds": card["rounds"]["extra"], "cost_total": card["cost"]["total"],
             "rewrite_rate": iv["rewrite"]["rate"], "hints_rate": iv["hints"]["rate"],
-            "starvation_streaks": len(an["starvation_streaks"]), "thrash": len(an["thrash"])})
+            "starvation_streaks": len(an["starvation_streaks"]), "thrash": len(an["thrash"]), "harness": harness})
 
-    def result(self, *, ledger=None, since=None, project=None, detectors=None) -> dict:
+    def result(self, *, ledger=None, since=None, project=None, detectors=None, harness=None) -> dict:
         t = dict(self.totals)
         t["saved_pct"] = round(100.0 * t["saved"] / t["harness_baseline"], 1) if t["harness_baseline"] else None
         by_profile = {}
@@ -161,7 +167,10 @@ class Aggregator:
             iv[cls] = dict(v, rate=sc._rate(v["landed"], v["count"], v["censored"]))
         recurring = sorted((r for r in self.recurring.values() if r["sessions"] >= 2),
                            key=lambda r: (-r["sessions"], -r["issues"], r["core_hash"]))
-        return {"schema": SCHEMA, "ledger": ledger, "filters": {"since": since, "project": project},
+        filters = {"since": since, "project": project}
+        if harness:
+            filters["harness"] = harness
+        return {"schema": SCHEMA, "ledger": ledger, "filters": filters, "by_harness": dict(sorted(self.by_harness.items())),
                 "sessions": self.sessions, "price_per_extra_round": self.round_price, "totals": t,
                 "by_family": dict(sorted(self.by_family.items())), "by_profile": by_profile,
                 "by_reader": dict(sorted(self.by_reader.items())), "interventions": iv,
@@ -173,7 +182,7 @@ class Aggregator:
 
 
 def aggregate_ledger(path, *, since: float | None = None, project: str | None = None,
-                     round_price=sc.PRICE_PER_EXTRA_ROUND) -> dict:
+                     round_price=sc.PRICE_PER_EXTRA_ROUND, harness: str | None = None) -> dict:
     from reflex.analysis.stats.ledger_read import Reader
     agg = Aggregator(round_price=round_price)
     with Reader(path) as reader:
@@ -187,7 +196,10 @@ def aggregate_ledger(path, *, since: float | None = None, project: str | None = 
                 continue
             if project and not _in_project(tl.cwd, project):
                 continue
-            agg.add(tl)
+            label = harness_of(rows)
+            if harness and label != harness:
+                continue
+            agg.add(tl, label)
             kept_ids.add(sid)
         detectors = {}
         if reader.has_outcome_rows():
@@ -196,4 +208,4 @@ def aggregate_ledger(path, *, since: float | None = None, project: str | None = 
                 if sid in kept_ids:
                     detectors[det] = detectors.get(det, 0) + n
     return agg.result(ledger=os.fspath(path), since=since, project=project,
-                      detectors=dict(sorted(detectors.items())))
+                      detectors=dict(sorted(detectors.items())), harness=harness)

@@ -22,7 +22,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 CURRENT_TABLES = frozenset({"sessions", "events", "runs", "outcomes", "evidence_outcomes"})
 EVENT_READ_COLUMNS = ("uid", "session_id", "seq", "ts", "kind", "hook_event", "tool_name", "tool_use_id", "cwd",
                       "command", "family", "core_hash", "decision", "decision_detail", "exit_code",
-                      "output_bytes", "rewrite_applied", "latency_us", "data")
+                      "output_bytes", "rewrite_applied", "latency_us", "data", "harness")
 
 
 class LedgerReadError(UserError):
@@ -175,3 +175,16 @@ class Reader:
     def chain_head(self) -> str | None:
         r = self.query("SELECT hash FROM events ORDER BY id DESC LIMIT 1")
         return r[0][0] if r else None
+
+
+# Ledger labels of events ctx itself produced inside a session (not the agent's harness).
+CTX_LABELS = frozenset({"ctx-run", "ctx-retrieval"})
+
+
+def harness_of(rows) -> str | None:
+    """The agent harness of a session's ledger rows (claude, codex, gemini, copilot, ...)."""
+    for r in rows:
+        h = r.get("harness")
+        if isinstance(h, str) and h and h not in CTX_LABELS:
+            return h
+    return None

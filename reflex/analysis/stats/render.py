@@ -99,8 +99,9 @@ def _us(v) -> str:
 def scorecard_text(card: dict, colour: bool = False) -> str:
     st = Style(colour)
     s = card["session"]
-    lines = [st("ctx stats · session %s" % s["id"], "bold") + " · %s (%s) · %s events%s" % (
-        s["model"] or "model unknown", s["reader"], num(s["events"]), " · ended" if s["ended"] else "")]
+    lines = [st("ctx stats · session %s" % s["id"], "bold") + " · %s%s (%s) · %s events%s" % (
+        "%s · " % s["harness"] if s.get("harness") else "", s["model"] or "model unknown", s["reader"],
+        num(s["events"]), " · ended" if s["ended"] else "")]
     if s.get("cwd"):
         lines.append(st("  %s" % s["cwd"], "dim"))
     c = card["commands"]
@@ -210,7 +211,7 @@ def aggregate_text(agg: dict, colour: bool = False) -> str:
     t = agg["totals"]
     f = agg["filters"]
     head = "ctx stats · %s sessions" % num(agg["sessions"])
-    if f.get("since") or f.get("project"):
+    if f.get("since") or f.get("project") or f.get("harness"):
         head += " · " + " · ".join("%s %s" % (k, v) for k, v in sorted(f.items()) if v)
     lines = [st(head, "bold")]
     lines.append("commands   %s · runs %s (%s digested) · requeries %s · denied %s" % (
@@ -233,6 +234,12 @@ def aggregate_text(agg: dict, colour: bool = False) -> str:
         lines += table(["profile", "runs", "saved", "starved", "starved rate"],
                        [[k, num(v["runs"]), num(v["saved"]), num(v["starved"]), pct(v["starved_rate"])]
                         for k, v in agg["by_profile"].items()], right=(1, 2, 3, 4))
+    if agg.get("by_harness"):
+        lines.append("per harness")
+        lines += table(["harness", "sessions", "commands", "runs", "digested", "saved", "requeries", "denied"],
+                       [[k, num(v["sessions"]), num(v["commands"]), num(v["runs"]), num(v["digested"]),
+                         num(v["saved"]), num(v["requeries"]), num(v["denied"])]
+                        for k, v in agg["by_harness"].items()], right=tuple(range(1, 8)))
     if agg["by_reader"]:
         lines.append("per reader")
         lines += table(["reader", "sessions", "runs", "saved", "requeries"],

@@ -395,7 +395,10 @@ def scorecard_from_reader(reader, session_id, *, round_price=PRICE_PER_EXTRA_ROU
         firings, source = ledger_firings(reader.outcome_rows(session_id)), "ledger"
     else:
         firings, source = replay_firings(session_id, rows), "replayed"
-    return scorecard(tl, firings, source, round_price=round_price)
+    card = scorecard(tl, firings, source, round_price=round_price)
+    from reflex.analysis.stats.ledger_read import harness_of
+    card["session"]["harness"] = harness_of(rows)
+    return card
 
 
 def scorecard_from_ledger(path, session_id=None, *, round_price=PRICE_PER_EXTRA_ROUND) -> dict | None:

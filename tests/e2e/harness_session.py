@@ -1,0 +1,234 @@
+"""One ctx session in a real agent CLI (Codex, Gemini or Copilot), and the checks every harness
+must pass, from what the scripted model received.
+
+The scripted "model" (a simulation of an agent; the CLI, hooks, shell, daemon and pytest are
+real) runs a failing pytest suite, re-runs it through `| tail -50` with the worktree unchanged,
+follows a `ctx get` hint from the first digest, and tries `cat .env`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.agent_clis import CLIRun, run_cli
+from tests.support.api_models import GeminiAPI, ResponsesAPI, ScriptedAPI
+
+VENV_BIN = os.path.dirname(sys.executable)
+SEED_TEST = '''
+import pytest
+
+DATA = {"alpha": 3, "beta": 5, "gamma": 8}
+
+def score(name):
+    return DATA[name] * 2 + 1
+
+@pytest.mark.parametrize("name,expected", [("alpha", 6), ("beta", 10), ("gamma", 16)])
+def test_score(name, expected):
+    got = score(name)
+    assert got == expected, "score(%s) gave %d" % (name, got)
+
+@pytest.mark.parametrize("n", range(12))
+def test_passing(n):
+    assert n >= 0
+
+def test_lookup_missing():
+    assert score("delta") == 0
+'''
+# The digest names parametrized siblings after their first id: `test_score[alpha-6] [beta-10] [gamma-16]`.
+FAILING_IDS = ["test_seed.py::test_score[alpha-6]", "[beta-10]", "[gamma-16]", "test_seed.py::test_lookup_missing"]
+SECRET = "sk-live-0123456789abcdef0123456789abcdef"
+HINT_RE = re.compile(r"ctx get (r:[^\s`'\"]+)")
+
+
+def make_repo(repo: Path) -> Path:
+    repo.mkdir(parents=True)
+    (repo / "test_seed.py").write_text(SEED_TEST)
+    (repo / ".env").write_text("API_KEY=%s\n" % SECRET)
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = '-p no:cacheprovider'\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit",
+                                                 "-qm", "seed"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+def ctx_env(ctx_home: Path) -> dict[str, str]:
+    return {"CTX_HOME": str(ctx_home), "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
+            "TIKTOKEN_CACHE_DIR": os.environ.get("TIKTOKEN_CACHE_DIR", "")}
+
+
+def ctx(ctx_home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    full = dict(os.environ, **ctx_env(ctx_home), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "reflex.entry", *args], env=full, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def install(name: str, ctx_home: Path, home: Path) -> str:
+    """`ctx install --harness NAME` as a user would run it, into the run's throwaway HOME."""
+    env = {"HOME": str(home)}
+    if name == "codex":
+        env["CODEX_HOME"] = str(home / ".codex")
+    if name == "copilot":
+        env["COPILOT_HOME"] = str(home / ".copilot")
+    p = ctx(ctx_home, "install", "--harness", name, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    again = ctx(ctx_home, "install", "--harness", name, env=env)
+    assert again.returncode == 0 and "already current" in again.stdout, again.stdout + again.stderr
+    return p.stdout
+
+
+def api_for(name: str, policy) -> ScriptedAPI:  # noqa: ANN001
+    return GeminiAPI(policy) if name == "gemini" else ResponsesAPI(policy)
+
+
+@dataclass
+class Session:
+    name: str
+    run: CLIRun
+    outputs: list[str]
+    api: ScriptedAPI
+    ctx_home: Path
+    repo: Path
+
+    def describe(self) -> str:
+        return "%s\n--- outputs seen by the model\n%s\n--- server errors %s" % (
+            self.run.describe(), "\n=====\n".join(o[-1500:] for o in self.outputs), self.api.errors)
+
+
+def loop_policy(outputs: list[str]) -> str | None:
+    """pytest; the same run sliced; a hint from the first digest; cat .env; the CLI's own file
+    reader on .env (Gemini, Copilot; Codex has none, its server answers that with `done`); done."""
+    if len(outputs) == 0:
+        return "pytest -q"
+    if len(outputs) == 1:
+        return "pytest -q 2>&1 | tail -50"
+    if len(outputs) == 2:
+        # The newest digest's hint: the re-run superseded the first run's handle.
+        m = HINT_RE.search(outputs[1]) or HINT_RE.search(outputs[0])
+        return "ctx get %s" % m.group(1) if m else "echo no-hint-found"
+    if len(outputs) == 3:
+        return "cat .env"
+    if len(outputs) == 4:
+        return "@read .env"
+    return None
+
+
+def run_session(name: str, tmp_path: Path, policy=loop_policy, *, with_ctx: bool = True,  # noqa: ANN001
+                extra_args: tuple[str, ...] = (), argv_override=None) -> Session:  # noqa: ANN001
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    ctx_home = tmp_path / "ctxhome"
+    with api_for(name, policy) as api:
+        url = api.base_url
+        from tests.support.agent_clis import prepare_home
+        prepare_home(name, home, url)
+        if with_ctx:
+            install(name, ctx_home, home)
+        run = run_cli(name, repo=repo, home=home, api_url=url, prompt="make the tests pass",
+                      env_extra=ctx_env(ctx_home), extra_args=extra_args, argv=argv_override)
+        outputs = api.tool_outputs()
+    return Session(name, run, outputs, api, ctx_home, repo)
+
+
+def events(ctx_home: Path, session: str | None = None) -> list[dict]:
+    db = ctx_home / "ledger.db"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    sql = "SELECT * FROM events" + (" WHERE session_id = ?" if session else "") + " ORDER BY seq"
+    rows = [dict(r) for r in conn.execute(sql, (session,) if session else ())]
+    conn.close()
+    return rows
+
+
+def sessions(ctx_home: Path) -> list[dict]:
+    conn = sqlite3.connect(ctx_home / "ledger.db")
+    conn.row_factory = sqlite3.Row
+    rows = [dict(r) for r in conn.execute("SELECT * FROM sessions")]
+    conn.close()
+    return rows
+
+
+def wait_for(pred, timeout: float = 20.0) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return pred()
+
+
+def check_loop(s: Session) -> None:
+    """Every assertion of the issue, from what the model received and what the ledger holds."""
+    assert s.run.returncode == 0, s.describe()
+    assert not s.api.errors, s.describe()
+    file_reader = s.name != "codex"  # Codex reads files through its shell only
+    assert len(s.outputs) == (5 if file_reader else 4), s.describe()
+    first, second, followed, secret = s.outputs[:4]
+    # 1. the first run is a digest naming every failing test
+    assert "[ctx] pytest" in first, s.describe()
+    for test_id in FAILING_IDS:
+        assert test_id in first, (test_id, s.describe())
+    # 2. the sliced re-run with an unchanged worktree is densified and says so
+    header = next((ln for ln in second.splitlines() if "[ctx] pytest" in ln), "")
+    assert "densified: re-run detected" in header, s.describe()
+    # 3. the hint was followable: `ctx get` returned the stored bytes it points at
+    assert "no-hint-found" not in followed, s.describe()
+    assert "score(" in followed or "assert" in followed or "KeyError" in followed, s.describe()
+    # 4. `cat .env` was denied with ctx's remediation, and no secret reached the model
+    assert SECRET not in "".join(s.outputs), s.describe()
+    assert "secret" in secret.lower() and "ctx" in secret.lower(), s.describe()
+    if file_reader:  # the harness's own file tool does not read it either (denied by ctx, or by the CLI)
+        assert SECRET not in s.outputs[4] and "API_KEY" not in s.outputs[4], s.describe()
+        if s.name == "copilot":
+            assert "secret" in s.outputs[4].lower() and "ctx" in s.outputs[4].lower(), s.describe()
+    # 5. the ledger has the session's events, labelled with the harness
+    sess = [x for x in sessions(s.ctx_home) if x["harness"] == s.name]
+    assert len(sess) == 1, sessions(s.ctx_home)
+    sid = sess[0]["session_id"]
+    assert wait_for(lambda: len([e for e in events(s.ctx_home, sid) if e["kind"] == "run"]) >= 2)
+    evs = events(s.ctx_home, sid)
+    hooks = [e for e in evs if e["kind"] == "hook"]
+    assert hooks and all(e["harness"] == s.name for e in hooks), [(e["harness"], e["hook_event"]) for e in evs]
+    names = [e["hook_event"] for e in hooks]
+    assert names[0] == "SessionStart", names
+    pre = [e for e in hooks if e["hook_event"] == "PreToolUse"]
+    assert [e["command"] for e in pre][:2] == ["pytest -q", "pytest -q 2>&1 | tail -50"], [e["command"] for e in pre]
+    assert pre[0]["decision"] == "rewrite" and pre[1]["decision"] == "rewrite", [dict(e) for e in pre]
+    assert any(e["decision"] == "deny" and e["command"] == "cat .env" for e in pre), [dict(e) for e in pre]
+    runs = [e for e in evs if e["kind"] == "run"]
+    assert [r["command"] for r in runs][:2] == ["pytest -q", "pytest -q 2>&1 | tail -50"], runs
+    # 6. `ctx stats --session` shows the session and its harness
+    p = ctx(s.ctx_home, "stats", "--session", sid)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ("%s · %s ·" % (sid, s.name)) in p.stdout.splitlines()[0], p.stdout
+    agg = json.loads(ctx(s.ctx_home, "stats", "--harness", s.name, "--json").stdout)
+    assert agg["sessions"] == 1 and agg["by_harness"][s.name]["runs"] >= 2, agg["by_harness"]
+    other = "claude" if s.name != "claude" else "codex"
+    assert json.loads(ctx(s.ctx_home, "stats", "--harness", other, "--json").stdout)["sessions"] == 0
+    verify = ctx(s.ctx_home, "ledger", "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def kill_daemon(ctx_home: Path) -> None:
+    from reflex import paths
+    from reflex.daemon import control as daemon_control
+    pid = daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(ctx_home)}))
+    if pid:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+def dump(obj) -> str:  # noqa: ANN001
+    return json.dumps(obj, indent=1, default=str)[:4000]
