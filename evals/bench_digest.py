@@ -185,6 +185,7 @@ def corpus_table():
 
     from reflex import tokens
     from reflex.digest import build_digest, family_of_command
+    from tests.support.corpus import recorded_cwd
 
     cases = []
     for meta_path in sorted(glob.glob(os.path.join(REPO, "evals", "corpus", "*", "*", "meta.json"))):
@@ -194,7 +195,7 @@ def corpus_table():
         # The profile is chosen from the command, as the hook and ctx run choose it.
         dg = build_digest(raw, family=family_of_command(meta["command"]), exit_code=meta["exit_code"],
                           command=meta["command"], handle="r:" + blake3(raw).hexdigest()[:12],
-                          cwd=os.path.join(REPO, meta["cwd"]))
+                          cwd=recorded_cwd(meta))
         row = {"case": f"{meta['family']}/{meta['case']}", "family": meta["family"], "raw_bytes": len(raw),
                "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
                "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"]),

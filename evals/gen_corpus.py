@@ -1032,6 +1032,9 @@ def generate(case: Case, env: dict[str, str], version: str, rtk_version: str | N
         "held_out": case.held_out,
         "nondeterministic": "durations, timestamps, thread ids, addresses and the checkout's absolute path "
                             "vary between runs; ids, counts and exit codes do not",
+        # Where the checkout was when the output was recorded: paths the tool printed under it are
+        # read against it, so a digest of the case is the same bytes in any clone.
+        "recorded_root": str(ROOT),
     }
     assert all(k in meta for k in REQUIRED_META)
     (case_dir / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")

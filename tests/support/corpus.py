@@ -40,7 +40,14 @@ def digest_of(meta, raw, density, budget=None):
     handle = "r:" + blake3(raw).hexdigest()[:12]
     return build_digest(raw, family=family_of(meta), exit_code=meta["exit_code"],
                         command=meta["command"], handle=handle, density=density, budget=budget,
-                        cwd=os.path.join(REPO, meta["cwd"]))
+                        cwd=recorded_cwd(meta))
+
+
+def recorded_cwd(meta):
+    """The directory the case's command ran in when it was recorded: the tool printed absolute
+    paths under it, and a digest shows paths under its cwd relative.  Reading them against this
+    clone's path instead would make every figure depend on where the repository is checked out."""
+    return os.path.join(meta.get("recorded_root") or REPO, meta["cwd"])
 
 
 def case_id(p):
