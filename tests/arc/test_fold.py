@@ -271,16 +271,20 @@ def test_live_fold_sees_content_not_commits_or_the_harness_logs(paths, running_d
         edit is in flight), bounded in time.  The pause first lets the watch deliver the events
         of what the test just wrote: a hash read before they arrive would look settled."""
         time.sleep(0.6)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
+        last = None
         while time.monotonic() < deadline:
             n[0] += 1
             send({"session_id": "live", "hook_event_name": "PreToolUse", "cwd": str(repo), "tool_name": "Read",
                   "tool_input": {"file_path": str(repo / "src" / "app.py")}, "tool_use_id": "r%d" % n[0]})
             row = ledger_rows(paths, "SELECT data FROM events WHERE tool_use_id=?", ("r%d" % n[0],))
             h = json.loads(row[-1]["data"]).get("worktree_hash") if row else None
-            if h:
+            # Settled: the same hash twice, half a second apart.  On a loaded machine the watch
+            # can deliver a commit's events after the first read, which then looked settled.
+            if h and h == last:
                 return h
-            time.sleep(0.1)
+            last = h
+            time.sleep(0.5)
         raise AssertionError("no settled worktree hash")
 
     def bash(cmd, tid, out):
