@@ -2,9 +2,9 @@
 
 The compile has two halves.  The first is a sequential join inside one session: pair each hook
 event with its `ctx run`, parse shell signatures, find the next issue of the same command, decide
-which evidence outcomes a run earned (reflex.stats.timeline, reflex.evidence).  The second adds
+which evidence outcomes a run earned (reflex.analysis.stats.timeline, reflex.analysis.evidence).  The second adds
 those per-run verdicts up across every session of a team, by command family and reader, and turns
-the totals into decisions (reflex.policy_compile._emit).
+the totals into decisions (reflex.analysis.compile._emit).
 
 `run_facts(tl)` is the first half's output: one RunFact per run, carrying exactly what the second
 half reads.  The SQLite compile folds them straight into cells (`fold`); a team dataset stores them
@@ -37,6 +37,7 @@ def hint_followed(outs) -> bool:
 class RunFact:
     family: str
     reader: str
+    digested: bool                 # a digest (not raw output, not a failed digest) reached the agent
     first_density: str | None      # the density of a session's first digest of its signature, else None
     requeried: bool                # an equivalent_requery outcome (the digest starved the agent)
     densified: bool                # digested at dense/inline
@@ -72,7 +73,7 @@ def run_facts(tl) -> list[RunFact]:
             first = r.density or "normal"
         delivered, baseline, _how, _cut = run_tokens(c)
         out.append(RunFact(
-            family=r.family, reader=reader, first_density=first,
+            family=r.family, reader=reader, digested=r.digested, first_density=first,
             requeried=r.digested and "equivalent_requery" in kinds,
             densified=r.digested and r.density in DENSIFIED,
             hinted=r.digested and bool(r.hints), followed=r.digested and bool(r.hints) and hint_followed(outs),
