@@ -52,6 +52,9 @@ BENCHES = {
     "peers": ("bench_peers.py", ["--quick"], [], 900, "bench_peers.json"),
     "referee": ("referee.py", ["--quick", "--arms", "raw,ctx"], [], 1200, "referee.json"),
     "search": ("bench_search.py", ["--quick", "--size-mb", "5"], [], 1800, "bench_search.json"),
+    "team": ("bench_team.py", ["--sizes", "100000", "--base", "10000", "--export", "10000", "--sessions", "1"],
+             ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
+             "bench_team.json"),
     "ledger_guard": ("bench_ledger_guard.py", ["--events", "1000", "--rounds", "1"], [], 600, "bench_ledger_guard.json"),
 }
 

@@ -51,7 +51,7 @@ class RunFact:
 
 
 def run_facts(tl) -> list[RunFact]:
-    """One RunFact per run of a family, in call order (what policy_compile.add_session folds)."""
+    """One RunFact per run of a family, in call order (what reflex.analysis.compile.add_session folds)."""
     ev = evidence_mod.session_evidence(tl)
     by_run = ev.by_run()
     reader = reader_of(tl.model)

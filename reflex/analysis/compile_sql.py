@@ -38,24 +38,31 @@ li AS (
     ON i.ledger = m.ledger AND i.through_id = m.t
 )"""
 
-# Each session's latest facts within the committed range, and the one input it is read from.
+# Each session's latest facts within the committed range, read from one input.  Decided on the
+# session rows (one per session and export) so the run rows go through a single join.
 _CURRENT_FACTS = _LATEST_INPUTS + """,
-fl AS (
-  SELECT f.* FROM facts f JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
+ss AS (
+  SELECT f.ledger, f.session_id, f.through_id, li.digest FROM facts f
+  JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
+  WHERE f.row_kind = 'session'
 ),
 latest AS (
-  SELECT ledger, session_id, max(through_id) AS t FROM fl GROUP BY ledger, session_id
+  SELECT ledger, session_id, max(through_id) AS t FROM ss GROUP BY ledger, session_id
 ),
 cur AS (
-  SELECT fl.*, li.digest AS input_digest FROM fl
-  JOIN latest ON fl.ledger = latest.ledger AND fl.session_id = latest.session_id AND fl.through_id = latest.t
-  JOIN li ON fl.ledger = li.ledger
+  SELECT ss.* FROM ss JOIN latest
+    ON ss.ledger = latest.ledger AND ss.session_id = latest.session_id AND ss.through_id = latest.t
 ),
 owner AS (
-  SELECT session_id, min(input_digest) AS digest FROM cur WHERE row_kind = 'session' GROUP BY session_id
+  SELECT session_id, min(digest) AS digest FROM cur GROUP BY session_id
+),
+chosen AS (
+  SELECT cur.ledger, cur.session_id, cur.through_id FROM cur
+  JOIN owner ON cur.session_id = owner.session_id AND cur.digest = owner.digest
 ),
 mine AS (
-  SELECT cur.* FROM cur JOIN owner ON cur.session_id = owner.session_id AND cur.input_digest = owner.digest
+  SELECT f.* FROM facts f JOIN chosen
+    ON f.ledger = chosen.ledger AND f.session_id = chosen.session_id AND f.through_id = chosen.through_id
 )"""
 
 SQL_INPUTS = "WITH " + _LATEST_INPUTS + """
@@ -67,20 +74,27 @@ FROM li LEFT JOIN (
 ORDER BY li.digest, li.ledger"""
 
 SQL_SESSIONS = "WITH " + _CURRENT_FACTS + """
-SELECT cur.input_digest AS digest, count(*) AS sessions,
-       sum(CASE WHEN owner.digest = cur.input_digest THEN 1 ELSE 0 END) AS read_here
+SELECT cur.digest, count(*) AS sessions,
+       sum(CASE WHEN owner.digest = cur.digest THEN 1 ELSE 0 END) AS read_here
 FROM cur JOIN owner ON cur.session_id = owner.session_id
-WHERE cur.row_kind = 'session'
-GROUP BY cur.input_digest
-ORDER BY cur.input_digest"""
+GROUP BY cur.digest
+ORDER BY cur.digest"""
 
-SQL_CELLS = "WITH " + _CURRENT_FACTS + """
-SELECT family, reader, count(DISTINCT session_id) AS sessions, count(*) AS runs,
-       sum(densified) AS densified_n, sum(densified * requeried) AS densified_k,
-       sum(hinted) AS hints_n, sum(hinted * followed) AS hints_k,
-       sum(positive) AS positive, sum(negative) AS negative, """ + ", ".join(
+# Two levels instead of count(DISTINCT session_id): per session first, then per cell.
+SQL_CELLS = "WITH " + _CURRENT_FACTS + """,
+per_session AS (
+  SELECT family, reader, session_id, count(*) AS runs,
+         sum(densified) AS densified_n, sum(densified * requeried) AS densified_k,
+         sum(hinted) AS hints_n, sum(hinted * followed) AS hints_k,
+         sum(positive) AS positive, sum(negative) AS negative, """ + ", ".join(
     "sum(%s) AS %s" % (c, c) for c in OUTCOME_COLUMNS) + """
-FROM mine WHERE row_kind = 'run'
+  FROM mine WHERE row_kind = 'run'
+  GROUP BY family, reader, session_id
+)
+SELECT family, reader, count(*) AS sessions, sum(runs) AS runs,
+       sum(densified_n), sum(densified_k), sum(hints_n), sum(hints_k), sum(positive), sum(negative), """ + ", ".join(
+    "sum(%s)" % c for c in OUTCOME_COLUMNS) + """
+FROM per_session
 GROUP BY family, reader
 ORDER BY family, reader"""
 

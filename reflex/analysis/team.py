@@ -7,7 +7,7 @@ Read from a team dataset (reflex.ledger.dataset) with DuckDB, in two SQL queries
   runs, tokens raw / delivered / saved (against the harness alone, as `ctx stats` counts them),
   re-runs (a run of a signature already run in its epoch), starvation (digests re-asked for with
   nothing changed: equivalent_requery) and landings (evidence outcome `landed`);
-* the hook events, joined to their session's project: hook latency percentiles (nearest rank,
+* the hook events, by their session's project (a column the export fills in): hook latency percentiles (nearest rank,
   as `ctx stats` does; p50/p95/p99 in microseconds) and the policy epoch in force (the one the
   newest event recorded).
 
@@ -45,20 +45,15 @@ SELECT part_user AS who, coalesce(project, '') AS project, coalesce(harness, 'cl
 FROM mine WHERE row_kind = 'session'
 GROUP BY part_user, coalesce(project, ''), coalesce(harness, 'claude')"""
 
-SQL_HOOKS = "WITH " + _CURRENT_FACTS + """,
-s AS (SELECT ledger, session_id, part_user AS who, coalesce(project, '') AS project,
-             coalesce(harness, 'claude') AS harness FROM mine WHERE row_kind = 'session'),
-h AS (
-  SELECT s.who, s.project, s.harness, e.latency_us, e.policy_epoch, e.id
-  FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
-  JOIN s ON e.ledger = s.ledger AND e.session_id = s.session_id
-  WHERE e.kind = 'hook'
-)
-SELECT who, project, harness,
-       quantile_disc(latency_us, 0.5) AS p50, quantile_disc(latency_us, 0.95) AS p95,
-       quantile_disc(latency_us, 0.99) AS p99, count(latency_us) AS n,
-       max_by(policy_epoch, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END) AS epoch
-FROM h GROUP BY who, project, harness"""
+# Hook events carry their session's project (normalized at export): no join with the sessions.
+SQL_HOOKS = "WITH " + _LATEST_INPUTS + """
+SELECT e.part_user AS who, coalesce(e.project, '') AS project, coalesce(e.harness, 'claude') AS harness,
+       quantile_disc(e.latency_us, 0.5) AS p50, quantile_disc(e.latency_us, 0.95) AS p95,
+       quantile_disc(e.latency_us, 0.99) AS p99, count(e.latency_us) AS n,
+       max_by(e.policy_epoch, CASE WHEN e.policy_epoch IS NULL THEN NULL ELSE e.id END) AS epoch
+FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
+WHERE e.kind = 'hook' AND e.session_id <> '-'
+GROUP BY e.part_user, coalesce(e.project, ''), coalesce(e.harness, 'claude')"""
 
 
 def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:

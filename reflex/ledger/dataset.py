@@ -55,7 +55,9 @@ _OUTPUT_KEYS = frozenset({"error", "tool_response", "stdout", "stderr", "output"
 # tool_input keys that are metadata (everything else in it, e.g. an edit's strings, is content).
 _TOOL_INPUT_KEEP = frozenset({"description", "file_path", "notebook_path", "run_in_background", "timeout",
                               "path", "pattern", "glob", "subagent_type"})
-EVENT_EXTRA = ("ledger", "policy_epoch")       # normalized columns a reader would otherwise dig out of data
+# Normalized columns a reader would otherwise dig out of data or join for: the ledger, the policy
+# epoch the event recorded, and its session's project (the session's first working directory).
+EVENT_EXTRA = ("ledger", "policy_epoch", "project")
 OUTCOME_COLUMNS = ("o_retrieved", "o_narrowed", "o_landed", "o_validated_after_edit", "o_discriminated",
                    "o_reversed", "o_equivalent_requery", "o_redundant", "o_abandoned")
 FACT_COLUMNS = (("ledger", "s"), ("session_id", "s"), ("through_id", "i"), ("facts_version", "i"),
@@ -123,8 +125,19 @@ def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
     return out
 
 
+def _red(text: str) -> str:
+    """reflex.digest.redact.redact, without its split/join when no secret shape can be in the text."""
+    from reflex.digest import redact as r
+    if "PRIVATE KEY" in text or r._PREFILTER.search(text):
+        return r.redact(text)
+    return text
+
+
+# A data text without any of these needs no parsing: nothing in it is dropped.
+_SCRUB_KEYS = re.compile(r'"(?:%s|tool_input)"' % "|".join(sorted(_OUTPUT_KEYS)))
+
+
 def _scrub(value, key=None):
-    from reflex.digest.redact import redact
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
@@ -137,7 +150,7 @@ def _scrub(value, key=None):
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     if isinstance(value, str):
-        return redact(value)
+        return _red(value)
     return value
 
 
@@ -145,6 +158,12 @@ def scrub_data(text):
     """An event's `data` JSON as it may leave the machine (see the module docstring)."""
     if not text:
         return text
+    if not _SCRUB_KEYS.search(text):
+        from reflex.digest import redact as r
+        # Nothing to drop; a secret shape anywhere sends it through the full path (a PEM block's
+        # lines are only found once the JSON string is decoded).
+        if "PRIVATE KEY" not in text and not r._PREFILTER.search(text):
+            return text
     try:
         d = json.loads(text)
     except (TypeError, ValueError):
@@ -163,11 +182,23 @@ def _policy_epoch(text):
     return v if isinstance(v, str) else None
 
 
+_DAYS: dict = {}
+
+
 def _date(ts) -> str:
+    """The UTC date of a timestamp (cached per day: an export formats a million of them)."""
     try:
-        return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%d")
-    except (TypeError, ValueError, OverflowError, OSError):
+        day = int(float(ts) // 86400)
+    except (TypeError, ValueError, OverflowError):
         return "1970-01-01"
+    text = _DAYS.get(day)
+    if text is None:
+        try:
+            text = _dt.datetime.fromtimestamp(day * 86400, _dt.timezone.utc).strftime("%Y-%m-%d")
+        except (OverflowError, OSError, ValueError):
+            text = "1970-01-01"
+        _DAYS[day] = text
+    return text
 
 
 @contextlib.contextmanager
@@ -280,7 +311,6 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
     import time
     from reflex.analysis.compile import _digest
     from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
-    from reflex.digest.redact import redact
     host_v = part_value(host)
     user_v = hashed_user(user) if hash_user else part_value(user)
     dataset_dir = os.fspath(dataset_dir)
@@ -293,7 +323,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         first = reader.query("SELECT hash FROM events ORDER BY id LIMIT 1")
         if not first:
             return ExportResult(0, 0, [], "", None, None)
-        ledger = first[0][0].split(":", 1)[-1][:16]
+        ledger = _ledger_id(first[0][0])
         with _lock(ledger_path):
             hwm = max((c["last"] for c in committed(dataset_dir, ledger)), default=0)
             last_id = reader.query("SELECT max(id) FROM events")[0][0]
@@ -317,27 +347,43 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 final = os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v, "user=" + user_v, name)
                 writers.write(final, ev_sch, buf)
 
-            for r in reader.iterate("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id" % ", ".join(cols),
-                                    (hwm, last_id)):
-                date = _date(r[i_ts])
-                buf = by_date.get(date)
-                if buf is None:
-                    buf = by_date[date] = [[] for _ in range(len(ev_sch))]
-                for i, v in enumerate(r):
-                    if v is not None and i in (i_cmd, i_detail):
-                        v = redact(v)
-                    elif i == i_data:
-                        v = scrub_data(v)
-                    buf[i].append(v)
-                buf[len(cols)].append(ledger)
-                buf[len(cols) + 1].append(_policy_epoch(r[i_data]))
-                if r[2] != "-":
-                    sessions.add(r[2])
-                n += 1
-                if len(buf[0]) >= BATCH:
-                    flush(date)
+            i_sid = cols.index("session_id")
+            projects: dict = {}
+            cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id"
+                                      % ", ".join(cols), (hwm, last_id))
+            while True:
+                batch = cur.fetchmany(BATCH)
+                if not batch:
+                    break
+                columns = [list(c) for c in zip(*batch)]
+                epochs = [_policy_epoch(d) for d in columns[i_data]]
+                columns[i_data] = [scrub_data(d) for d in columns[i_data]]
+                for i in (i_cmd, i_detail):
+                    columns[i] = [None if v is None else _red(v) for v in columns[i]]
+                columns.append([ledger] * len(batch))
+                columns.append(epochs)
+                for sid in set(columns[i_sid]) - projects.keys():
+                    r = reader.query("SELECT cwd FROM events WHERE session_id = ? AND cwd IS NOT NULL AND cwd != '' "
+                                     "ORDER BY seq LIMIT 1", (sid,))
+                    projects[sid] = r[0][0] if r and sid != "-" else None
+                columns.append([projects[sid] for sid in columns[i_sid]])
+                sessions.update(columns[i_sid])
+                n += len(batch)
+                dates = [_date(t) for t in columns[i_ts]]
+                for date in sorted(set(dates)):
+                    if len(set(dates)) == 1:
+                        part = columns
+                    else:
+                        keep = [j for j, d in enumerate(dates) if d == date]
+                        part = [[c[j] for j in keep] for c in columns]
+                    buf = by_date.setdefault(date, [[] for _ in range(len(ev_sch))])
+                    for i, c in enumerate(part):
+                        buf[i].extend(c)
+                    if len(buf[0]) >= BATCH:
+                        flush(date)
             for date in list(by_date):
                 flush(date)
+            sessions.discard("-")
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
             facts = _session_facts(reader, sessions, ledger, last_id)
@@ -357,3 +403,9 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         raise
     finally:
         reader.close()
+
+
+def _ledger_id(first_hash: str) -> str:
+    """A ledger's name in the dataset: 16 hex digits from the hash of its first event (never changes)."""
+    from blake3 import blake3
+    return blake3(("ctx-ledger-id\n" + first_hash).encode()).hexdigest()[:16]
