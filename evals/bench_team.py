@@ -2,7 +2,7 @@
 
 Shapes come from a real ledger: one or more developers' sessions recorded through a real daemon
 and real `ctx run` of a failing pytest suite (evals/team_ledgers_example.py), exported into a small
-dataset with the real exporter (reflex.ledger.dataset).  Its sessions (events and compile facts)
+dataset with the real exporter (reflex.analysis.dataset).  Its sessions (events and compile facts)
 are the templates.  The generator then writes datasets of N events in the same layout: USERS
 developers (one ledger each, on one of 4 hosts), DAYS date partitions, two exports per ledger;
 each session is a template repeated 1-3 times (a longer loop of the same commands), with fresh
@@ -105,9 +105,9 @@ def timed(args, env, timeout=3600):
 
 def record_templates(root, sessions, log):
     """Real sessions through a real daemon, exported by the real exporter -> (events table, facts table)."""
-    from evals.team_ledgers_example import Developer, careful_session, loop_session, plain_session
+    from tests.support.team_ledgers import Developer, careful_session, loop_session, plain_session
     import pyarrow.parquet as pq
-    from reflex.ledger.dataset import export_dataset
+    from reflex.analysis.dataset import export_dataset
     dev = Developer(root, "template")
     kinds = [loop_session, careful_session, plain_session]
     try:
@@ -127,12 +127,12 @@ def record_templates(root, sessions, log):
 
 
 def _event_columns():
-    from reflex.ledger.dataset import events_schema
+    from reflex.analysis.dataset import events_schema
     return [f.name for f in events_schema()]
 
 
 def _fact_columns():
-    from reflex.ledger.dataset import FACT_COLUMNS
+    from reflex.analysis.dataset import FACT_COLUMNS
     return [c for c, _k in FACT_COLUMNS]
 
 
@@ -188,7 +188,7 @@ class DatasetWriter:
         import pyarrow.compute as pc
         from blake3 import blake3
         from reflex.analysis.compile_facts import FACTS_VERSION
-        from reflex.ledger.dataset import FACT_COLUMNS, INPUT_COLUMNS, _schema, events_schema
+        from reflex.analysis.dataset import FACT_COLUMNS, INPUT_COLUMNS, _schema, events_schema
         tpl = self.tpl
         ledger = blake3(b"gen-ledger-%d" % u).hexdigest()[:16]
         host, user = "gen-host-%d" % (u % 4), "dev%03d" % u

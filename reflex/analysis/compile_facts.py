@@ -8,7 +8,7 @@ the totals into decisions (reflex.analysis.compile._emit).
 
 `run_facts(tl)` is the first half's output: one RunFact per run, carrying exactly what the second
 half reads.  The SQLite compile folds them straight into cells (`fold`); a team dataset stores them
-as rows (reflex.ledger.dataset) and an SQL engine does the same fold as a GROUP BY
+as rows (reflex.analysis.dataset) and an SQL engine does the same fold as a GROUP BY
 (reflex.analysis.compile_sql).  Both call this one function, so they cannot drift apart.
 
 The same facts carry what the team scorecard reports per run (tokens, landing, re-run), so

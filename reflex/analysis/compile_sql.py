@@ -1,6 +1,6 @@
 """`ctx policy compile --dataset DIR --engine duckdb|spark`: the compile's team-wide half as SQL.
 
-A team dataset (reflex.ledger.dataset) holds every developer's events, the per-run compile facts
+A team dataset (reflex.analysis.dataset) holds every developer's events, the per-run compile facts
 their exporters computed (reflex.analysis.compile_facts) and one inputs row per export.  What is
 left of the compile is set arithmetic over tens of millions of rows, which is what SQL engines are
 for: keep each session's latest facts, read a session found in two ledgers once (from the ledger
@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 
 from reflex.analysis.evidence import OUTCOMES
-from reflex.ledger.dataset import OUTCOME_COLUMNS
+from reflex.analysis.dataset import OUTCOME_COLUMNS
 
 # The latest committed export of each ledger: its provenance and the range the readers may trust.
 _LATEST_INPUTS = """

@@ -1,6 +1,6 @@
 """`ctx stats --dataset DIR`: the team scorecard, per user x project x harness x command family.
 
-Read from a team dataset (reflex.ledger.dataset) with DuckDB, in two SQL queries:
+Read from a team dataset (reflex.analysis.dataset) with DuckDB, in two SQL queries:
 
 * the runs, from each session's latest compile facts (the same rows, and the same "latest export
   wins / a session is read from one ledger" rules, as `ctx policy compile --dataset`): sessions,

@@ -66,7 +66,7 @@ def _export_dataset(path, dataset_dir, host, user, hash_user):
     import getpass
     import socket
     try:
-        from reflex.ledger.dataset import DatasetError, export_dataset
+        from reflex.analysis.dataset import DatasetError, export_dataset
         import pyarrow  # noqa: F401
     except ImportError as e:
         raise UserError("dataset export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)

@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
-from evals.team_ledgers_example import Developer, careful_session, loop_session  # noqa: E402
+from tests.support.team_ledgers import Developer, careful_session, loop_session  # noqa: E402
 
 SECRET = "ghp_" + "Zq3" * 12
 
@@ -145,7 +145,7 @@ def test_spark_compile_gives_the_same_bytes(team):
         if not shutil.which("java"):
             pytest.skip("no java on PATH (Spark needs Java 17+)")
     from reflex.analysis.compile_sql import compile_dataset, spark_session
-    from reflex.policy_compile import compile_epoch
+    from reflex.analysis.compile import compile_epoch
     ledgers = [team["alice"].paths.ledger, team["bob"].paths.ledger]
     spark = spark_session("local[1]", app="ctx-test")
     try:

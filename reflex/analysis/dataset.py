@@ -43,7 +43,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import schema
+from reflex.ledger import schema
 
 BATCH = 50_000
 TABLES = ("events", "facts", "inputs")
@@ -103,7 +103,7 @@ def _types():
 
 def events_schema():
     import pyarrow as pa
-    from .parquet import arrow_schema
+    from reflex.ledger.parquet import arrow_schema
     base = arrow_schema()
     return pa.schema(list(base) + [pa.field(c, pa.string()) for c in EVENT_EXTRA])
 
