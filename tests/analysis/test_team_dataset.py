@@ -3,7 +3,8 @@
 Two developers (two CTX_HOMEs, two real daemons) run a failing pytest suite through `ctx run` (the
 daemon rewrites the agent's command; reflex.hook.deliver delivers the hooks exactly as the shim
 does).  Each exports into one dataset with `ctx ledger export --dataset`, works some more, exports
-again, and exports a third time (which must add nothing).  Then:
+again (alice's first session goes on in between, so its facts are recomputed), and exports a third
+time (which must add nothing).  Then:
 
 * `ctx policy compile --dataset` (DuckDB) and the same compile on Spark (local mode) give exactly
   the bytes of `ctx policy compile` over the two SQLite ledgers;
@@ -71,12 +72,14 @@ def team(tmp_path_factory):
         for phase in (1, 2):
             alice.start()
             if phase == 1:
-                a = loop_session(alice, "alice-1", "claude-haiku-4-5")
+                loop_session(alice, "alice-1", "claude-haiku-4-5")
             else:
-                a = careful_session(alice, "alice-2", "claude-sonnet-4-5")
-                a.start()
-                a.bash("echo deploying with %s" % SECRET)    # a secret in a command line
-                a.end()
+                # alice-1 goes on after the first export: its facts are recomputed in the second,
+                # and the compile must read only the newer ones.
+                more = alice.agent("alice-1", "claude-haiku-4-5", failing=3)
+                more.bash("python -m pytest -q")
+                more.bash("echo deploying with %s" % SECRET)    # a secret in a command line
+                careful_session(alice, "alice-2", "claude-sonnet-4-5")
             alice.stop()
             bob.start()
             (careful_session if phase == 1 else loop_session)(bob, "bob-%d" % phase, "claude-opus-4-1")
@@ -114,6 +117,9 @@ def test_exports_append_new_events_once(team):
     assert users == {"user=alice", "user=bob"}
     assert len([p for p in team["files"] if p.startswith("inputs" + os.sep)]) == 4
     assert not [p for p in team["files"] if os.path.basename(p).startswith(".")]    # no tmp file left
+    # alice-1 went on after the first export: two facts snapshots, the compile reads the newer
+    assert _q("SELECT count(DISTINCT through_id) FROM read_parquet('%s/facts/*/*/*/*.parquet') "
+              "WHERE session_id = 'alice-1'" % ds) == 2
 
 
 def test_events_only_redacted_no_outputs(team):
