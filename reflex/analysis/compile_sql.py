@@ -131,6 +131,9 @@ class DuckDB:
     def __init__(self, dataset_dir, *, memory_limit: str | None = None, threads: int | None = None):
         import duckdb
         self.con = duckdb.connect(":memory:")
+        # DuckDB takes up to 80% of RAM by default and spills past its limit: a shared machine can
+        # cap it (e.g. CTX_DUCKDB_MEMORY_LIMIT=1GB) at the price of temp files.
+        memory_limit = memory_limit or os.environ.get("CTX_DUCKDB_MEMORY_LIMIT")
         if memory_limit:
             self.con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
         if threads:
