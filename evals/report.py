@@ -400,9 +400,50 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
+def team_rows():
+    d = _load("bench_team.json")
+    if not d:
+        return [row(15, "team dataset compile", None, note="not measured")]
+    b = d.get("baseline") or {}
+    base = "Python compile, %s events (%s s, %s MB)" % (b.get("events"), b.get("wall_s"), b.get("peak_rss_mb"))
+    out = []
+    sizes = sorted(int(s) for s in (d.get("datasets") or {}))
+    for engine in ("duckdb", "spark"):
+        for size in sizes:
+            r = _get(d, "engines.%s.%d" % (engine, size))
+            if not r:
+                continue
+            big = size == max(sizes) and size >= 100_000_000
+            target = "<= 60 s, <= 1 GB" if engine == "duckdb" and big else None
+            ok = ((r.get("wall_s") or 1e9) <= 60 and (r.get("peak_rss_mb") or 1e9) <= 1024) if target else None
+            out.append(row(15, "policy compile --dataset, %s, %s events: events/s" % (engine, r.get("events")),
+                           r.get("events_per_s"), "events/s", base, b.get("events_per_s"), target, ok,
+                           "%s s, peak RSS %s MB%s" % (r.get("wall_s"), r.get("peak_rss_mb"),
+                                                      "" if r.get("rc") == 0 else ", FAILED rc %s" % r.get("rc"))))
+    for size in sizes:
+        same = _get(d, "datasets.%d.epochs_identical" % size)
+        if same is not None:
+            out.append(row(15, "DuckDB and Spark epochs byte-identical at %d events" % size, same, "", target="true",
+                           ok=same is True))
+    st = d.get("stats") or {}
+    out.append(row(15, "ctx stats --dataset (DuckDB), %s events" % st.get("events"), st.get("wall_s"), "s",
+                   target="<= 10 s at 100M" if (st.get("events") or 0) >= 100_000_000 else None,
+                   ok=((st.get("wall_s") or 1e9) <= 10) if (st.get("events") or 0) >= 100_000_000 else None,
+                   note="peak RSS %s MB" % st.get("peak_rss_mb")))
+    ex = d.get("export") or {}
+    full = (ex.get("events") or 0) >= 1_000_000
+    out.append(row(15, "ledger export --dataset, %s events" % ex.get("events"), ex.get("wall_s"), "s",
+                   target="<= 10 s for 1M" if full else None,
+                   ok=((ex.get("wall_s") or 1e9) <= 10) if full else None,
+                   note="peak RSS %s MB" % ex.get("peak_rss_mb")))
+    out.append(row(15, "ledger export --dataset again: rows added", ex.get("second_added_rows"), "rows", target="0",
+                   ok=ex.get("second_added_rows") == 0))
+    return out
+
+
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
-              ledger_guard_rows]
+              ledger_guard_rows, team_rows]
 
 
 def build(runs, meta, fresh_files=None):

@@ -234,48 +234,11 @@ class Cell:
         self.negative += o.negative
 
 
-def _hint_followed(outs) -> bool:
-    return any(o.outcome == "retrieved" or (o.outcome == "narrowed" and o.data.get("test"))
-               or (o.outcome == "landed" and o.confidence >= 1.0) for o in outs)
-
-
 def add_session(cells: dict, tl) -> None:
-    """Fold one session's evidence into cells[(family, reader)]."""
-    ev = evidence_mod.session_evidence(tl)
-    by_run = ev.by_run()
-    reader = reader_of(tl.model)
-    seen_first: set = set()
-    seen_family: set = set()
-    for c in tl.calls:
-        r = c.run
-        if r is None or not r.family:
-            continue
-        cell = cells.setdefault((r.family, reader), Cell())
-        if r.family not in seen_family:
-            seen_family.add(r.family)
-            cell.sessions += 1
-        cell.runs += 1
-        outs = by_run.get(r.uid, [])
-        kinds = {o.outcome for o in outs}
-        for k in kinds:
-            cell.outcomes[k] = cell.outcomes.get(k, 0) + 1
-        cell.positive += 1 if kinds & evidence_mod.POSITIVE else 0
-        cell.negative += 1 if kinds & evidence_mod.NEGATIVE else 0
-        if not r.digested:
-            continue
-        requeried = "equivalent_requery" in kinds
-        key = (c.epoch, r.core_hash)
-        if key not in seen_first:
-            seen_first.add(key)
-            f = cell.first.setdefault(r.density or "normal", [0, 0])
-            f[0] += 1
-            f[1] += 1 if requeried else 0
-        if r.density in DENSIFIED:
-            cell.densified[0] += 1
-            cell.densified[1] += 1 if requeried else 0
-        if r.hints:
-            cell.hints[0] += 1
-            cell.hints[1] += 1 if _hint_followed(outs) else 0
+    """Fold one session's evidence into cells[(family, reader)] (via the per-run facts a team
+    dataset stores too: reflex.analysis.compile_facts)."""
+    from reflex.analysis.compile_facts import fold, run_facts
+    fold(cells, run_facts(tl), Cell)
 
 
 # -- decisions -------------------------------------------------------------------------------

@@ -29,10 +29,21 @@ def _ledger_path(path):
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True,
               help="jsonl on stdout, or parquet (needs pyarrow: the parquet extra).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Output file (required for parquet).")
-def export(session, ledger_path, fmt, out_path):
-    """Export events, in global order: JSONL on stdout, or a parquet file (--out)."""
+              help="Output file (parquet needs --out or --dataset).")
+@click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False), default=None,
+              help="Append this ledger's new events to a team dataset directory (parquet; docs/team.md).")
+@click.option("--host", default=None, help="With --dataset: this machine's name in the dataset (default: hostname).")
+@click.option("--user", default=None, help="With --dataset: your name in the dataset (default: login name).")
+@click.option("--hash-user", is_flag=True, help="With --dataset: store the user name as a salted hash.")
+def export(session, ledger_path, fmt, out_path, dataset_dir, host, user, hash_user):
+    """Export events, in global order: JSONL on stdout, a parquet file (--out) or a team dataset (--dataset)."""
     path = _ledger_path(ledger_path)
+    if dataset_dir or host or user or hash_user:
+        if fmt != "parquet" or not dataset_dir or out_path or session:
+            raise UserError("--dataset DIR goes with --format parquet, without --out or --session "
+                              "(--host, --user and --hash-user go with --dataset)")
+        _export_dataset(path, dataset_dir, host, user, hash_user)
+        return
     if fmt == "parquet":
         if not out_path:
             raise UserError("--format parquet needs --out FILE")
@@ -49,6 +60,26 @@ def export(session, ledger_path, fmt, out_path):
             export_jsonl(path, f, session)
     else:
         export_jsonl(path, sys.stdout, session)
+
+
+def _export_dataset(path, dataset_dir, host, user, hash_user):
+    import getpass
+    import socket
+    try:
+        from reflex.analysis.dataset import DatasetError, export_dataset
+        import pyarrow  # noqa: F401
+    except ImportError as e:
+        raise UserError("dataset export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+    try:
+        res = export_dataset(path, dataset_dir, host=host or socket.gethostname(), user=user or getpass.getuser(),
+                             hash_user=hash_user)
+    except DatasetError as e:
+        raise UserError(str(e)) from None
+    if res.rows:
+        click.echo("appended %d events (ids %d-%d) and the facts of %d sessions to %s" % (
+            res.rows, res.first_id, res.last_id, res.sessions, dataset_dir), err=True)
+    else:
+        click.echo("nothing new: %s already holds every event of this ledger (0 rows added)" % dataset_dir, err=True)
 
 
 @ledger.command()

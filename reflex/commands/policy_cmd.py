@@ -26,9 +26,29 @@ def policy_group():
 @click.option("--plan-value", is_flag=True, help="Add [plan_value] priors from evidence outcomes.")
 @click.option("--base", type=click.Path(dir_okay=False, exists=True), default=None,
               help="The epoch to start from (default: the shipped policies/default.toml).")
-def compile_cmd(ledgers, out_path, plan_value, base):
+@click.option("--dataset", "dataset_dir", default=None,
+              help="Compile a team dataset (`ctx ledger export --dataset`) instead of ledgers (docs/team.md).")
+@click.option("--engine", type=click.Choice(["duckdb", "spark"]), default=None,
+              help="With --dataset: the SQL engine (default duckdb, embedded; spark needs the spark extra).")
+@click.option("--spark-master", default=None,
+              help="With --engine spark: the master URL (default $SPARK_MASTER or local[*]; $SPARK_REMOTE for "
+                   "Spark Connect).")
+def compile_cmd(ledgers, out_path, plan_value, base, dataset_dir, engine, spark_master):
     """Read ledgers, write the next policy epoch (TOML).  Same ledgers, same bytes."""
     from reflex.analysis.compile import compile_epoch, write_atomic
+    from reflex.errors import UserError
+    if dataset_dir and ledgers:
+        raise UserError("--dataset and --ledger are two ways to give the inputs: choose one")
+    if (engine or spark_master) and not dataset_dir:
+        raise UserError("--engine and --spark-master go with --dataset")
+    if spark_master and engine != "spark":
+        raise UserError("--spark-master goes with --engine spark")
+    if dataset_dir:
+        from reflex.analysis.compile_sql import compile_dataset
+        kw = {"master": spark_master} if spark_master else {}
+        result = compile_dataset(dataset_dir, engine=engine or "duckdb", plan_value=plan_value, base=base, **kw)
+        _emit_result(result, out_path, write_atomic)
+        return
     progress = _tty_progress()
     try:
         result = compile_epoch(list(ledgers) or [_default_ledger()], plan_value=plan_value, base=base,
@@ -36,6 +56,10 @@ def compile_cmd(ledgers, out_path, plan_value, base):
     finally:
         if progress is not None:
             sys.stderr.write("\n")
+    _emit_result(result, out_path, write_atomic)
+
+
+def _emit_result(result, out_path, write_atomic):
     for w in result.warnings:
         click.echo("warning: " + w, err=True)
     if out_path:

@@ -32,9 +32,16 @@ def _ledger(path):
 @click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None, help="Another ledger file.")
 @click.option("--round-price", type=click.IntRange(min=0), default=None, metavar="TOKENS",
               help="Tokens charged per extra round in the cost estimate (default 2000).")
+@click.option("--dataset", "dataset_dir", default=None,
+              help="The team scorecard of a team dataset (`ctx ledger export --dataset`; docs/team.md).")
 def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_path, harness, ledger_path,
-              round_price):
+              round_price, dataset_dir):
     """Scorecards: what ctx did, what it cost, what landed, where the agent looped."""
+    if dataset_dir:
+        if session_id or last or since or project or harness or ledger_path or round_price is not None:
+            raise UserError("--dataset takes only --json, --csv or --html (and --out)")
+        _team(dataset_dir, as_json, as_csv, as_html, out_path)
+        return
     from reflex.analysis.stats import render
     from reflex.analysis.stats.scorecard import PRICE_PER_EXTRA_ROUND
     price = PRICE_PER_EXTRA_ROUND if round_price is None else round_price
@@ -78,6 +85,26 @@ def stats_cmd(session_id, last, since, project, as_json, as_csv, as_html, out_pa
         _write_page(aggregate_page(agg), out_path)
     else:
         click.echo(render.aggregate_text(agg, render.use_colour(sys.stdout)), nl=False)
+
+
+def _team(dataset_dir, as_json, as_csv, as_html, out_path):
+    from reflex.analysis import team
+    if sum(map(bool, (as_json, as_csv, as_html))) > 1:
+        raise UserError("choose one of --json, --csv and --html")
+    if out_path and not as_html:
+        raise UserError("--out goes with --html (the other formats print to standard output)")
+    card = team.team_scorecard(dataset_dir)
+    if as_json:
+        click.echo(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False))
+    elif as_csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=list(team.CSV_FIELDS), lineterminator="\n")
+        w.writeheader()
+        for row in card["rows"]:
+            w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in team.CSV_FIELDS})
+    elif as_html:
+        _write_page(team.page(card), out_path)
+    else:
+        click.echo(team.text(card), nl=False)
 
 
 def _write_page(page, out_path):

@@ -1,0 +1,1 @@
+"""Tests of reflex.analysis (the compile, the team dataset, stats)."""
