@@ -56,7 +56,7 @@ BENCHES = {
               "bench_stats.json"),
     "peers": ("bench_peers.py", None, [], 900, "bench_peers.json"),
     "referee": ("referee.py", None, [], 1200, "referee.json"),
-    "search": ("bench_search.py", ["--quick", "--size-mb", "1"], [], 1800, "bench_search.json"),
+    "search": ("bench_search.py", ["--quick", "--size-mb", "2"], [], 1800, "bench_search.json"),
     "team": ("bench_team.py", None,
              ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
              "bench_team.json"),
