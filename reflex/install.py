@@ -110,6 +110,14 @@ def load_settings(path):
 
 def strip_ours(settings):
     """A copy of settings without ctx's handlers; empty groups/events removed."""
+    return strip_handlers(settings, is_ours)
+
+
+def strip_handlers(settings, ours, flat=False):
+    """A copy of a harness's settings without the handlers `ours` claims; groups and events
+    left empty by that are removed, everything else stays as the user wrote it.  Settings
+    hold {"hooks": {event: [group]}}, a group {"hooks": [handler]}; `flat`: the events list
+    handlers directly (Copilot)."""
     out = json.loads(json.dumps(settings))
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
@@ -120,16 +128,18 @@ def strip_ours(settings):
             continue
         kept_groups = []
         for group in groups:
+            if flat:
+                if not ours(group):
+                    kept_groups.append(group)
+                continue
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
                 kept_groups.append(group)
                 continue
-            handlers = [h for h in group["hooks"] if not is_ours(h)]
+            handlers = [h for h in group["hooks"] if not ours(h)]
             if handlers:
-                g = dict(group)
-                g["hooks"] = handlers
-                kept_groups.append(g)
-            elif len(handlers) == len(group["hooks"]):
-                kept_groups.append(group)
+                kept_groups.append(dict(group, hooks=handlers))
+            elif not group["hooks"]:
+                kept_groups.append(group)  # the user's own empty group: not ours to remove
         if kept_groups:
             hooks[event] = kept_groups
         else:

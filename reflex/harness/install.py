@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reflex import config as config_mod
-from reflex.install import InstallError, load_settings, write_settings
+from reflex.install import InstallError, load_settings, strip_handlers, write_settings
 
 HARNESSES = ("codex", "gemini", "copilot")
 TOOL_TIMEOUT_S = 5
@@ -104,33 +104,7 @@ def entries(harness: str, launcher: str, portable: bool = False) -> dict[str, li
 
 
 def strip_ours(settings: dict[str, Any], harness: str) -> dict[str, Any]:
-    import json
-    out = json.loads(json.dumps(settings))
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        for group in groups:
-            if harness == "copilot":  # flat lists of handlers
-                if not is_ours(group, harness):
-                    kept.append(group)
-                continue
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                kept.append(group)
-                continue
-            handlers = [h for h in group["hooks"] if not is_ours(h, harness)]
-            if handlers:
-                kept.append(dict(group, hooks=handlers))
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    if not hooks:
-        del out["hooks"]
+    out: dict[str, Any] = strip_handlers(settings, lambda h: is_ours(h, harness), flat=harness == "copilot")
     if harness == "copilot" and set(out) <= {"version"}:
         return {}
     return out
