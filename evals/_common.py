@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -29,6 +30,13 @@ def start_daemon(paths, wait=20):
 
 def stop_daemon(paths, proc=None):
     daemons.stop_daemon(paths, proc)
+
+
+def time_cmd(argv, data, env):
+    """(wall seconds, CompletedProcess) of one process fed `data` on stdin."""
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return time.perf_counter() - t0, p
 
 
 def pct(xs, q):

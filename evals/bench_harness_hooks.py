@@ -16,9 +16,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,12 +40,6 @@ def payloads(cwd):
     }
 
 
-def time_cmd(argv, data, env):
-    t0 = time.perf_counter()
-    p = subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    return time.perf_counter() - t0, p
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=40)
@@ -66,10 +58,10 @@ def main():
     answers = {}
     try:
         for name, (argv, data) in arms.items():  # warm up caches and the daemon's per-harness state
-            time_cmd(argv, data, env)
+            _common.time_cmd(argv, data, env)
         for _ in range(args.runs):
             for name, (argv, data) in arms.items():
-                dt, p = time_cmd(argv, data, env)
+                dt, p = _common.time_cmd(argv, data, env)
                 times[name].append(dt)
                 answers[name] = (p.returncode, p.stdout[:200].decode(errors="replace"), p.stderr[:200].decode(
                     errors="replace"))

@@ -17,7 +17,6 @@ import os
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import time
 
@@ -32,13 +31,6 @@ def payload(cwd):
         "tool_input": {"command": "pytest -q", "description": "Run tests", "timeout": 120000},
         "tool_use_id": "toolu_bench", "permission_mode": "default", "transcript_path": "/tmp/x.jsonl",
     }).encode()
-
-
-def time_cmd(argv, data, env):
-    t0 = time.perf_counter()
-    p = subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    dt = time.perf_counter() - t0
-    return dt, p
 
 
 def http_post(port, token, data):
@@ -101,10 +93,10 @@ def main():
     answers = {}
     try:
         for name, argv in arms.items():  # warm up caches
-            time_cmd(argv, data, env)
+            _common.time_cmd(argv, data, env)
         for _ in range(args.runs):
             for name, argv in arms.items():
-                dt, p = time_cmd(argv, data, env)
+                dt, p = _common.time_cmd(argv, data, env)
                 times[name].append(dt)
                 answers[name] = p.stdout[:300].decode(errors="replace")
             dt, body = http_post(port, token, data)
