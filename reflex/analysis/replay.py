@@ -1,7 +1,8 @@
 """Replay: what ctx would have decided at each command of a recorded session, and every firing.
 
     from reflex.analysis.replay import load, replay
-    sessions = load("session.jsonl")              # transcript, ledger export/db or Events JSONL
+    sessions = load("session.jsonl")              # a Claude transcript, a Codex rollout, a Gemini chat,
+                                                  # Copilot events.jsonl, a ledger export/db or Events JSONL
     report = replay(sessions)                     # {"commands", "decisions", "firings"}
 
 For each Bash call the decision is computed the way the daemon computes it: the safety plane
@@ -29,13 +30,21 @@ from reflex.arc.policy import Policy, default_policy
 _HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)")
 
 
+FORMATS = ("claude", "codex", "gemini", "copilot", "events")
+
+
 def detect_format(path) -> str:
-    """"events" for a ledger database, ledger export or Events JSONL; "claude" for a transcript."""
+    """"events" for a ledger database, ledger export or Events JSONL; "codex", "gemini" or
+    "copilot" for those harnesses' own session recordings; "claude" for a transcript."""
     from reflex.arc.ledger_events import SQLITE_MAGIC
+    from reflex.harness.recordings import detect
     with open(path, "rb") as f:
         head = f.read(4096)
     if head.startswith(SQLITE_MAGIC):
         return "events"
+    harness = detect(head)
+    if harness is not None:
+        return harness
     first = head.split(b"\n", 1)[0]
     if b'"uid"' in first or b'"hook_event"' in first:
         return "events"
@@ -55,7 +64,11 @@ def load(path, fmt: str | None = None) -> dict[str, list[Event]]:
     if fmt == "events":
         from reflex.arc.ledger_events import read_events
         return read_events(path)
-    raise ValueError("unknown replay format %r (claude or events)" % fmt)
+    from reflex.harness.recordings import READERS
+    if fmt in READERS:
+        events = READERS[fmt](path)
+        return {events[0].session_id if events else "": events}
+    raise ValueError("unknown replay format %r (one of %s)" % (fmt, ", ".join(FORMATS)))
 
 
 def _home_of(paths) -> str:

@@ -54,6 +54,10 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
 # Paths that a redirect may name without changing the worktree.
 NON_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+# How much of a command is looked at for a leading `ctx run` / `ctx get`: enough for the
+# absolute launcher path a rewrite writes (a harness that records the rewritten command, as
+# Gemini does, keeps `/home/<user>/…/bin/ctx run -- …`), short enough to stay cheap.
+_HEAD_CHARS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,7 @@ def ctx_inner(command: str | None) -> str | None:
     command it runs, so `ctx run -- 'pytest -q'` and `pytest -q` share one signature."""
     if not command:
         return None
-    head = command.lstrip()[:64].split(None, 2)
+    head = command.lstrip()[:_HEAD_CHARS].split(None, 2)
     if len(head) < 2 or head[1] != "run" or not (head[0] == "ctx" or head[0].endswith("/ctx")):
         return None
     words = _words(command)
@@ -149,7 +153,7 @@ def ctx_retrieval(command: str | None) -> tuple[str, str] | None:
     """("get", ADDRESS) or ("search", PATTERN) for a `ctx get/search` line, else None."""
     if not command:
         return None
-    head = command.lstrip()[:64].split(None, 2)
+    head = command.lstrip()[:_HEAD_CHARS].split(None, 2)
     if len(head) < 2 or head[1] not in ("get", "search") or not (head[0] == "ctx" or head[0].endswith("/ctx")):
         return None
     words = _words(command)

@@ -1,4 +1,4 @@
-"""`ctx replay PATH [--format claude|events] [--json]`: a recorded session through the fold."""
+"""`ctx replay PATH [--format claude|codex|gemini|copilot|events] [--json]`: a recorded session through the fold."""
 
 import json
 
@@ -9,9 +9,12 @@ from reflex.errors import UserError
 
 @click.command("replay")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["claude", "events"]), default=None,
-              help="claude: a Claude Code transcript JSONL; events: a ledger (database or `ctx ledger export`) "
-                   "or a JSONL of fold events.  Detected from the file when omitted.")
+@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "gemini", "copilot", "events"]), default=None,
+              help="claude: a Claude Code transcript JSONL; codex: a Codex rollout "
+                   "(~/.codex/sessions/…/rollout-*.jsonl); gemini: a Gemini CLI chat recording "
+                   "(~/.gemini/tmp/<project>/chats/session-*.jsonl); copilot: a Copilot CLI "
+                   "~/.copilot/session-state/<id>/events.jsonl; events: a ledger (database or "
+                   "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: commands, decisions, firings.")
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,
               help="Policy epoch TOML to replay under (default: the shipped default epoch).")
@@ -23,11 +26,12 @@ def replay_cmd(path, fmt, as_json, policy_path):
 
     policy = load_policy(policy_path) if policy_path else default_policy()
     try:
+        fmt = fmt or replay.detect_format(path)
         sessions = replay.load(path, fmt)
     except OSError as e:
         raise UserError("cannot read %s: %s" % (path, e.strerror or e)) from None
     report = replay.replay(sessions, policy)
     if as_json:
-        click.echo(json.dumps(replay.json_report(report), ensure_ascii=False))
+        click.echo(json.dumps({"format": fmt, **replay.json_report(report)}, ensure_ascii=False))
     else:
-        click.echo(replay.render_text(report), nl=False)
+        click.echo("%s: %s\n" % (fmt, path) + replay.render_text(report), nl=False)

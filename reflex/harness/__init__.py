@@ -13,6 +13,10 @@
     handler.py   the daemon side: decode, run the Claude decision path once, encode
     install.py   `ctx install --harness codex|gemini|copilot`: hook entries per harness and scope
     doctor.py    what `ctx doctor` reports per harness it finds (Codex hook trust included)
+    calls.py     a recorded session's tool calls -> fold events: the builder every transcript
+                 reader shares (ctx digests and `ctx get` answers read off what the model received)
+    recordings.py  Codex rollouts, Gemini chat recordings, Copilot events.jsonl -> fold events
+                 (`ctx replay`), each harness's own cut and hook denials read off its wrapping
 
 A harness package decodes what its harness sends, encodes what ctx answers, and knows the
 harness's own rules (permissions, transcripts).  Policy lives in reflex.arc and safety in

@@ -217,6 +217,27 @@ def check_loop(s: Session) -> None:
     assert json.loads(ctx(s.ctx_home, "stats", "--harness", other, "--json").stdout)["sessions"] == 0
     verify = ctx(s.ctx_home, "ledger", "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    # 7. `ctx replay` reads the session as the CLI itself recorded it, through the same fold
+    recorded = recording(s)
+    p = ctx(s.ctx_home, "replay", str(recorded), "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    decisions = report["decisions"]
+    assert report["commands"] == 4 and decisions[-1]["command"] == "cat .env", decisions
+    assert decisions[-1]["decision"] == "deny", decisions
+    rerun = decisions[1]["tool_use_id"]
+    assert any(f["detector"] == "starvation" and f["tool_use_id"] == rerun for f in report["firings"]), report
+
+
+RECORDINGS = {"codex": ".codex/sessions/*/*/*/rollout-*.jsonl", "gemini": ".gemini/tmp/*/chats/session-*.jsonl",
+              "copilot": ".copilot/session-state/*/events.jsonl"}
+
+
+def recording(s: Session) -> Path:
+    """The session file the CLI wrote itself (Codex rollout, Gemini chat, Copilot events)."""
+    found = sorted((s.repo.parent / "home").glob(RECORDINGS[s.name]))
+    assert len(found) == 1, found
+    return found[0]
 
 
 def kill_daemon(ctx_home: Path) -> None:

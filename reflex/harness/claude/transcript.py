@@ -53,8 +53,10 @@ import json
 import os
 import re
 
-from reflex.address import parse_hint
-from reflex.arc.events import EDIT_TOOLS, Event, ctx_retrieval, file_writes, handle_of
+from reflex.arc.events import EDIT_TOOLS, Event, file_writes
+from reflex.harness.calls import CallLog, parse_digest
+
+__all__ = ["events_from_lines", "events_from_records", "parse_digest", "read_transcript"]
 
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 SEARCH_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
@@ -77,8 +79,6 @@ _BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
 # The harness stopped the command: what it printed is where it was killed, not a cut view.
 _TIMED_OUT = re.compile(r"^Command timed out after ", re.M)
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)(?:</task-notification>|$)", re.S)
-_HEADER = re.compile(r"^\[ctx\] (?P<label>[^|]+?) \| (?P<density>[a-z-]+)(?: \((?P<reason>[^)]*)\))?"
-                     r" \| exit (?P<exit>-?\d+|unknown)(?P<rest>.*?)(?P<handle>r:[0-9a-f]{12})(?P<tail>.*)$")
 _SALVAGE_USE = re.compile(r'"type":"tool_use","id":"(toolu_[A-Za-z0-9_]+)","name":"([A-Za-z_]+)"')
 _SALVAGE_RESULT = re.compile(r'"tool_use_id":"(toolu_[A-Za-z0-9_]+)"')
 _SALVAGE_PATH = re.compile(r'"(?:file_path|notebook_path)":"([^"\\]*)"')
@@ -110,38 +110,6 @@ def _text_of(content) -> str:
     return ""
 
 
-def _census_id(rest: str) -> str:
-    """The first test id of a census line `FAIL file::test[p1] [p2] (line N) message`."""
-    cut = rest.find(" (line ")
-    ident = rest[:cut] if cut > 0 else rest.split(" ", 1)[0]
-    return re.sub(r"\] \[.*$", "]", ident)
-
-
-def parse_digest(text: str) -> dict | None:
-    """The run a ctx digest printed (its header line and hints), or None."""
-    if "[ctx] " not in text:
-        return None
-    header = None
-    hints: list[str] = []
-    failed: list[str] = []
-    for line in text.splitlines():
-        if header is None and line.startswith("[ctx] "):
-            header = _HEADER.match(line)
-        elif line.startswith("FAIL "):
-            failed.append(_census_id(line[5:]))
-        if "ctx get " in line:
-            h = parse_hint(line)
-            if h is not None:
-                hints.append(str(h.address))
-    if header is None:
-        return None
-    tests = tuple(dict.fromkeys([t for t in failed if t] + [a.split("#", 1)[1] for a in hints if "#" in a]))
-    exit_text = header["exit"]
-    return {"handle": header["handle"], "density": header["density"], "reason": header["reason"],
-            "exit_code": int(exit_text) if exit_text != "unknown" else None, "hints": tuple(hints),
-            "failed_ids": tests, "truncated": "truncated" in header["tail"]}
-
-
 def _read_paths(name: str, inp: dict) -> tuple[str, ...]:
     path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
     if not isinstance(path, str) or not path:
@@ -158,19 +126,14 @@ def _tag(text: str, name: str) -> str | None:
     return m.group(1) if m else None
 
 
-class _Builder:
+class _Builder(CallLog):
     def __init__(self, session_id: str, subagent_dir: str | None = None):
-        self.session_id = session_id
-        self.events: list[Event] = []
-        self.calls: dict[str, tuple[str, str | None, str | None]] = {}   # id -> (tool, command, cwd)
+        super().__init__(session_id)
         self.cwd: str | None = None
         self.subagent_dir = subagent_dir
         self.open_tasks: dict[str, dict] = {}      # Task tool_use_id -> {"type", "observed"}
         self.bg_ids: dict[str, str] = {}           # harness background id (bash_1) -> tool_use_id
         self.bg_done: set[str] = set()
-
-    def emit(self, kind: str, **kw) -> None:
-        self.events.append(Event(kind, seq=len(self.events), session_id=self.session_id, **kw))
 
     # -- tool calls ------------------------------------------------------------------------
     def tool_use(self, item: dict, cwd: str | None) -> None:
@@ -182,20 +145,10 @@ class _Builder:
             command = inp.get("command")
             if not isinstance(command, str):
                 return
-            self.calls[tid] = ("Bash", command, cwd)
-            background = bool(inp.get("run_in_background"))
-            self.emit("command", tool_use_id=tid, tool_name="Bash", command=command, cwd=cwd,
-                      background=background)
-            if not background and ctx_retrieval(command) is None:
-                from reflex.signature import signature
-                writes = file_writes(signature(command, cwd))
-                if writes:
-                    self.emit("edit", tool_use_id=tid, tool_name="Bash", paths=writes, cwd=cwd)
+            self.shell_call(tid, command, cwd, background=bool(inp.get("run_in_background")))
         elif name in EDIT_TOOLS:
-            self.calls[tid] = (name, None, cwd)
             path = inp.get("file_path") or inp.get("notebook_path")
-            self.emit("edit", tool_use_id=tid, tool_name=name, cwd=cwd,
-                      paths=(path,) if isinstance(path, str) and path else ())
+            self.file_edit(tid, name, (path,) if isinstance(path, str) else (), cwd)
         elif name in SUBAGENT_TOOLS:
             self.calls[tid] = (name, None, cwd)
             kind = inp.get("subagent_type")
@@ -206,8 +159,7 @@ class _Builder:
             if isinstance(sid, str):
                 self._bg_end(self.bg_ids.get(sid), (), cwd)
         elif name in SEARCH_TOOLS:
-            self.calls[tid] = (name, None, cwd)
-            self.emit("read", tool_use_id=tid, tool_name=name, cwd=cwd, paths=_read_paths(name, inp))
+            self.file_read(tid, name, _read_paths(name, inp), cwd)
         else:
             self.calls[tid] = (name, None, cwd)
 
@@ -317,20 +269,8 @@ class _Builder:
             out = _BG_OUTPUT.search(text)
             if out:
                 bg_paths = (out.group(1),)
-        retrieval = ctx_retrieval(command)
-        if retrieval is not None and ran:
-            op, arg = retrieval
-            miss = is_error or text.lstrip().startswith(("miss", "[ctx] miss"))
-            self.emit("retrieval", tool_use_id=tid, command=command, cwd=cwd,
-                      address=arg if op == "get" else None, pattern=arg if op == "search" else None,
-                      handle=handle_of(arg) if op == "get" else None, result="miss" if miss else "know")
-        elif ran:
-            digest = parse_digest(text)
-            if digest is not None:
-                self.emit("run", tool_use_id=tid, command=command, cwd=cwd, **digest)
-        self.emit("result", tool_use_id=tid, tool_name="Bash", exit_code=exit_code if ran else None,
-                  ran=ran, truncated=truncated, paths=bg_paths, cwd=cwd,
-                  reason="timed out" if ran and _TIMED_OUT.search(text) else None)
+        self.shell_result(tid, text, exit_code=exit_code, ran=ran, truncated=truncated, paths=bg_paths,
+                          timed_out=bool(_TIMED_OUT.search(text)), is_error=is_error)
 
     # -- damaged lines ---------------------------------------------------------------------
     def salvage(self, line: str, cwd: str | None) -> None:
