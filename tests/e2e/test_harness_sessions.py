@@ -1,13 +1,13 @@
 """ctx in the REAL Codex, Gemini and Copilot CLIs (npm @openai/codex, @google/gemini-cli,
 @github/copilot, pinned), offline, each driven by a scripted model for its own API (Responses API
 for Codex and Copilot, Gemini API for Gemini): digest, densified re-run, followable hint, secret
-deny, harness-labelled ledger.  The session itself is tests/e2e/harness_session.py."""
+deny, harness-labelled ledger.  The session itself is tests/support/agent_sessions.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness_session import check_loop, kill_daemon, run_session
+from tests.support.agent_sessions import check_loop, kill_daemon, run_session
 
 pytestmark = pytest.mark.e2e
 

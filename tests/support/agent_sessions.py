@@ -48,10 +48,11 @@ SECRET = "sk-live-0123456789abcdef0123456789abcdef"
 HINT_RE = re.compile(r"ctx get (r:[^\s`'\"]+)")
 
 
-def make_repo(repo: Path) -> Path:
+def make_repo(repo: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repo with the seed suite and a `.env` (or with `files` instead, e.g. a referee fixture)."""
     repo.mkdir(parents=True)
-    (repo / "test_seed.py").write_text(SEED_TEST)
-    (repo / ".env").write_text("API_KEY=%s\n" % SECRET)
+    for name, text in (files or {"test_seed.py": SEED_TEST, ".env": "API_KEY=%s\n" % SECRET}).items():
+        (repo / name).write_text(text)
     (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = '-p no:cacheprovider'\n")
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit",
                                                  "-qm", "seed"]):
@@ -121,19 +122,24 @@ def loop_policy(outputs: list[str]) -> str | None:
 
 
 def run_session(name: str, tmp_path: Path, policy=loop_policy, *, with_ctx: bool = True,  # noqa: ANN001
-                extra_args: tuple[str, ...] = (), argv_override=None) -> Session:  # noqa: ANN001
-    repo = make_repo(tmp_path / "repo")
+                extra_args: tuple[str, ...] = (), argv_override=None,  # noqa: ANN001
+                files: dict[str, str] | None = None, prompt: str = "make the tests pass",
+                max_steps: int | None = None, env_extra: dict[str, str] | None = None) -> Session:
+    repo = make_repo(tmp_path / "repo", files)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     ctx_home = tmp_path / "ctxhome"
     with api_for(name, policy) as api:
+        if max_steps is not None:
+            api.max_steps = max_steps
         url = api.base_url
         from tests.support.agent_clis import prepare_home
         prepare_home(name, home, url)
         if with_ctx:
             install(name, ctx_home, home)
-        run = run_cli(name, repo=repo, home=home, api_url=url, prompt="make the tests pass",
-                      env_extra=ctx_env(ctx_home), extra_args=extra_args, argv=argv_override)
+        run = run_cli(name, repo=repo, home=home, api_url=url, prompt=prompt,
+                      env_extra={**ctx_env(ctx_home), **(env_extra or {})}, extra_args=extra_args,
+                      argv=argv_override)
         outputs = api.tool_outputs()
     return Session(name, run, outputs, api, ctx_home, repo)
 
