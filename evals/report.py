@@ -474,6 +474,50 @@ def _fmt(v):
     return str(v)
 
 
+def harness_table(doc):
+    """One line per harness: what ctx does there (from each codec's declared capabilities, which
+    the e2e suites check against the real CLIs), how it was tested, and this run's figures."""
+    from reflex.analysis.replay import FORMATS
+    from reflex.harness import codecs
+    try:
+        from tests.support.agent_clis import PINNED
+    except Exception:  # noqa: BLE001  (pytest missing: the pins are only a label here)
+        PINNED = {}
+    by_fig = {r["figure"]: r for r in doc["rows"]}
+    lines = ["", "## Per harness", "",
+             "| harness | rewrite to `ctx run` | deny | digest from the post hook | ledger | `ctx replay` | "
+             "hook round trip (median) | referee tokens, ctx / raw | tested on |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+    def referee(label):
+        ratios = []
+        for fixture in ("scores", "inventory"):
+            r = by_fig.get("referee %s%s/ctx: tokens delivered" % (label, fixture))
+            if r and r.get("value") is not None and r.get("baseline_value"):
+                ratios.append("%s %s/%s" % (fixture, r["value"], r["baseline_value"]))
+        return ", ".join(ratios) or "not measured"
+
+    def latency(name):
+        r = by_fig.get("hook round trip, `ctx hook %s` (median, daemon warm)" % name)
+        return "%s ms" % _fmt(r["value"]) if r and r.get("value") is not None else "not measured"
+
+    lines.append("| claude | yes (where the harness would run the command unasked) | yes | no (digest by rewrite) | "
+                 "yes | transcripts | %s | %s | real CLI (claude-agent-sdk's bundled Claude Code) |" % (
+                     latency("claude"), referee("")))
+    for name in codecs.NAMES:
+        caps = codecs.get(name).CAPS
+        rewrite = ("yes, only together with allow" if caps.rewrite_needs_allow else "yes") if caps.can_rewrite else \
+            "no"
+        post = "replaces the output" if caps.post_replaces_output else (
+            "adds context" if caps.adds_context else "no")
+        pin = PINNED.get(name)
+        lines.append("| %s | %s | %s | %s | yes | %s | %s | %s | %s |" % (
+            name, rewrite, "yes" if caps.can_deny else "no", post,
+            "its own session files" if name in FORMATS else "no", latency(name), referee(name + " "),
+            "real CLI %s %s" % pin if pin else "documented payloads"))
+    return lines
+
+
 def markdown(doc):
     m = doc["meta"]
     lines = ["# ctx evaluation report", "",
@@ -505,6 +549,7 @@ def markdown(doc):
         lines.append("| %s | %s | %s %s | %s | %s | %s | %s | %s |" % (
             r["issue"], r["figure"], _fmt(r["value"]), r["unit"], base, _fmt(r["ratio"]), r["target"] or "—",
             _fmt(r["ok"]), r["note"].replace("|", "/")))
+    lines += harness_table(doc)
     lines += ["", "## Benchmark runs", "", "| benchmark | status | seconds |", "| --- | --- | --- |"]
     for name, r in doc["runs"].items():
         lines.append("| %s | %s | %s |" % (name, r["status"], r.get("seconds", "—")))
