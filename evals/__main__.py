@@ -56,7 +56,7 @@ BENCHES = {
     "stats": ("bench_stats.py", ["--sessions", "20", "--events", "200", "--repeat", "1"], [], 1200,
               "bench_stats.json"),
     "peers": ("bench_peers.py", None, [], 900, "bench_peers.json"),
-    "referee": ("referee.py", None, [], 1200, "referee.json"),
+    "referee": ("referee.py", ["--quick", "--arms", "raw,ctx"], [], 1800, "referee.json"),
     "search": ("bench_search.py", ["--quick", "--size-mb", "2"], [], 1800, "bench_search.json"),
     "team": ("bench_team.py", None,
              ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
@@ -117,7 +117,7 @@ def run_bench(name, quick, code_tree):
 
 def main():
     ap = argparse.ArgumentParser(prog="python -m evals")
-    ap.add_argument("--quick", action="store_true", help="CI-sized run (under ~2 minutes)")
+    ap.add_argument("--quick", action="store_true", help="CI-sized run (a few minutes)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names: " + ",".join(BENCHES))
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or list(BENCHES)
