@@ -368,6 +368,11 @@ def search_rows():
                target="<= %.1f s" % limit, ok=d.get("worst_cold_s", 99) <= limit + 0.1),
            row(16, "secret bytes in any search answer", len(d.get("leaks", [])), "", target="0",
                ok=not d.get("leaks"))]
+    if d.get("first_after_start_s"):
+        out.append(row(16, "ctx search, first answer right after a daemon start (worst of %d)"
+                       % len(d["first_after_start_s"]), max(d["first_after_start_s"]), "s",
+                       note="shares the CPU with the daemon's own warm-up (tokenizer, imports: %s s); the "
+                            "figures above wait for it" % "/".join(str(x) for x in d.get("daemon_warm_up_s") or ())))
     for name, r in pats.items():
         g = _get(r, "grep.seconds")
         pr = r.get("python_re") or {}

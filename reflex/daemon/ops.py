@@ -100,6 +100,7 @@ class Ops:
     async def op_status(self, req: protocol.Request, body: bytes) -> Reply:
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL,
                       "uptime_s": round(time.time() - self.started, 3), "requests": self.requests,
+                      "warm_s": self.ctx.warm_s,
                       "ledger": dict(self.ctx.writer.stats),
                       "fold": {"events": self.ctx.fold_stats["events"],
                                "mean_us": round(1e6 * self.ctx.fold_stats["seconds"]
