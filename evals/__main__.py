@@ -119,9 +119,12 @@ def main():
     ap = argparse.ArgumentParser(prog="python -m evals")
     ap.add_argument("--quick", action="store_true", help="CI-sized run (a few minutes)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names: " + ",".join(BENCHES))
+    ap.add_argument("--full", default="", help="with --quick: these benchmarks run at full size anyway "
+                                               "(e.g. huge,invariance for the 1 GB output and 100,000 payloads)")
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or list(BENCHES)
-    unknown = [n for n in names if n not in BENCHES]
+    full = [n for n in args.full.split(",") if n]
+    unknown = [n for n in names + full if n not in BENCHES]
     if unknown:
         ap.error("unknown benchmark(s): %s" % ", ".join(unknown))
     os.makedirs(OUT, exist_ok=True)
@@ -134,7 +137,9 @@ def main():
     runs = {}
     for i, name in enumerate(names, 1):
         print("== %s (%d/%d)" % (name, i, len(names)), flush=True)
-        runs[name] = run_bench(name, args.quick, code_tree)
+        runs[name] = run_bench(name, args.quick and name not in full, code_tree)
+        if args.quick and name in full:
+            runs[name]["size"] = "full"
         print("   %s (%ss)" % (runs[name]["status"], runs[name].get("seconds")), flush=True)
         if runs[name]["status"] not in ("ok", "not run (--quick)"):
             print(runs[name].get("stderr_tail", "")[-800:], flush=True)
@@ -144,7 +149,10 @@ def main():
     from evals import report
     fresh = [BENCHES[n][4] for n, r in runs.items() if r["status"] == "ok"]
     partial = bool(args.only) or any(r["status"] == "not run (--quick)" for r in runs.values())
-    doc = report.build(runs, {"date": started, "mode": "quick" if args.quick else "full", "partial": partial,
+    mode = "quick" if args.quick else "full"
+    if args.quick and full:
+        mode += " (full size: %s)" % ", ".join(full)
+    doc = report.build(runs, {"date": started, "mode": mode, "partial": partial,
                               "ran": [n for n in names if runs[n]["status"] != "not run (--quick)"],
                               "seconds": round(time.time() - t_start, 1), "code_tree": code_tree, "versions": versions(),
                               "cpus": os.cpu_count()}, fresh_files=fresh)
