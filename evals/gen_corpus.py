@@ -975,6 +975,8 @@ def rtk_side(case: Case, env: dict[str, str], raw: bytes, case_dir: Path, rtk_ve
     meta["rewrite_exit_code"] = rc
     if rc in (0, 3) and rewrite and rewrite != case.command:
         reset_fixture(case, env)
+        if case.prepare:  # the same build the command itself ran against (ctest needs its build dir)
+            sh(case.prepare, case.cwd, env)
         rtk_out, _, rtk_rc = sh(rewrite, case.cwd, env)
         (case_dir / "rtk.txt").write_bytes(rtk_out)
         meta.update(rtk_command=rewrite, exit_code=rtk_rc)
