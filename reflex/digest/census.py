@@ -16,6 +16,7 @@ cuts a level only when even it does not fit, and then says what it cut.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from reflex.digest.facts import Diagnostic, Facts, Failure, Span
@@ -105,11 +106,42 @@ def failure_label(f: Failure, src: "Source") -> str:
     return f"{'ERROR' if f.kind == 'error' else 'FAIL'} {name}"
 
 
+# PHPUnit names a data provider's row `Class::test with data set "name"` / `with data set #0`
+# (testdox: `Class > Test with data set …`).
+_DATA_SET = " with data set "
+_SHAPE_NUM = re.compile(r"\d+(?:\.\d+)?")
+_SHAPE_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
 def _param_base(f: Failure) -> str | None:
-    """`file::test` for a parametrized id `file::test[params]`, else None."""
-    if f.id and f.id.endswith("]") and "[" in f.id:
+    """The test a parametrized case belongs to, else None: `file::test` for pytest's
+    `file::test[params]` (and JUnit's `test(int)[1]`), `Class::test` for PHPUnit's
+    `Class::test with data set "row"`."""
+    if not f.id:
+        return None
+    if f.id.endswith("]") and "[" in f.id:
         return f.id[: f.id.index("[")]
+    if _DATA_SET in f.id:
+        return f.id[: f.id.index(_DATA_SET)]
     return None
+
+
+def _param_of(f: Failure) -> str:
+    """How a later case of a group is named: `[params]`, or PHPUnit's row (`"250 cents"`, `#0`)."""
+    ident = f.id or ""
+    base = _param_base(f) or ""
+    rest = ident[len(base):]
+    return rest[len(_DATA_SET):] if rest.startswith(_DATA_SET) else rest
+
+
+def _message_kind(message: str) -> str:
+    """What makes two failures "the same error" for grouping: the exception type of
+    `Type: detail`, else the message with its numbers and quoted values blanked (PHPUnit's
+    `Failed asserting that 0 is identical to 900.` per data set)."""
+    head, sep, _ = message.partition(":")
+    if sep and head and " " not in head.strip():
+        return head
+    return _SHAPE_QUOTED.sub("''", _SHAPE_NUM.sub("#", message))
 
 
 def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
@@ -122,7 +154,7 @@ def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
         if base is None:
             groups.append([f])
             continue
-        exc = f.message.split(":", 1)[0] if f.message else ""
+        exc = _message_kind(f.message) if f.message else ""
         key = (f.kind, base) if level == 3 else (f.kind, base, f.file, f.line, exc)
         if key in index and len(groups[index[key]]) < GROUP_CHUNK:
             groups[index[key]].append(f)
@@ -133,10 +165,11 @@ def _grouped(facts: Facts, level: int) -> list[list[Failure]]:
 
 
 def _names(members: list[Failure], src: "Source") -> str:
-    """`FAIL file::test[p1] [p2] [p3]`: later parametrized ids by their bracket only."""
+    """`FAIL file::test[p1] [p2] [p3]` / `FAIL Class::test with data set "a" "b" #0`: later
+    parametrized cases by their parameters only."""
     head = failure_label(members[0], src)
     # (grouped: each has an id and a parametrized base)
-    rest = [show((m.id or "")[len(_param_base(m) or "") :], 200) for m in members[1:]]
+    rest = [show(_param_of(m), 200) for m in members[1:]]
     return " ".join([head] + rest)
 
 
@@ -155,7 +188,9 @@ def _failures(facts: Facts, src: "Source", level: int) -> list[Group]:
                 # The same error again (one bug, many tests): name its type, not its text.
                 message = " " + show(f.message.split(":", 1)[0], 60) + " (same message as above)"
             else:
-                message = " " + show(f.message, {0: 160, 1: 90, 2: 80}[level])
+                # Paths under the command's directory read relative, as in locations.
+                text = f.message.replace(src.cwd, "") if src.cwd else f.message
+                message = " " + show(text, {0: 160, 1: 90, 2: 80}[level])
             seen_messages.add(f.message)
         if level <= 1:
             lines = [f"{names}{_location(f, src)}{message}"]

@@ -65,14 +65,23 @@ def failure_lines(text):
     return [s for s in text.split("\n") if s.startswith("FAIL ") or s.startswith("ERROR ")]
 
 
+DATA_SET = " with data set "
+
+
 def listed(test_id, lines):
-    """The id on a census line, literally or as a grouped parametrized case."""
+    """The id on a census line, literally or as a grouped parametrized case: pytest's
+    `FAIL f::t[a] [b]`, PHPUnit's `FAIL C::t with data set "a" "b" #0`."""
     for s in lines:
         if test_id in s:
             return True
+        names = s.split(" (")[0] + " "
         if test_id.endswith("]") and "[" in test_id:
             base, param = test_id[: test_id.index("[")], test_id[test_id.index("[") :]
-            if (" " + base + "[") in s and (" " + param) in s.split(" (")[0] + " ":
+            if (" " + base + "[") in s and (" " + param) in names:
+                return True
+        if DATA_SET in test_id:
+            base, param = test_id.split(DATA_SET, 1)
+            if (" " + base + DATA_SET) in s and (" " + param + " ") in names:
                 return True
     return False
 
