@@ -71,6 +71,16 @@ def load(path, fmt: str | None = None) -> dict[str, list[Event]]:
     raise ValueError("unknown replay format %r (one of %s)" % (fmt, ", ".join(FORMATS)))
 
 
+def harnesses(path, fmt: str, sessions) -> dict[str, str | None]:
+    """{session_id: harness} of loaded sessions: the recording's own harness, Claude Code for a
+    transcript, what the ledger's rows say for a ledger (None when they do not say)."""
+    if fmt == "events":
+        from reflex.arc.ledger_events import session_harnesses
+        known = session_harnesses(path)
+        return {sid: known.get(sid) for sid in sessions}
+    return {sid: fmt for sid in sessions}
+
+
 def _home_of(paths) -> str:
     for p in paths:
         m = _HOME.match(p or "")

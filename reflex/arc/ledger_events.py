@@ -188,6 +188,25 @@ def rebuild(ledger_path, session_id: str, policy=None, *, reflexes: bool | None 
     return SessionReflex(policy, session_id, reflexes=reflexes).extend(session_events(ledger_path, session_id))
 
 
+def session_harnesses(path) -> dict[str, str]:
+    """{session_id: harness} of a ledger database or export (its rows say which harness sent
+    each hook); empty for an Events JSONL, which does not say."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        head = f.read(len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        from reflex.ledger.export import iter_events
+        rows = iter_events(path)
+    else:
+        rows = (obj for obj in _jsonl_rows(path) if "uid" in obj or "hook_event" in obj)
+    out: dict[str, str] = {}
+    for row in rows:
+        sid, harness = row.get("session_id"), row.get("harness")
+        if isinstance(sid, str) and isinstance(harness, str) and harness:
+            out.setdefault(sid, harness)
+    return out
+
+
 def read_events(path) -> dict[str, list[Event]]:
     """{session_id: events} from a ledger database, a ledger export or an Events JSONL."""
     path = os.fspath(path)

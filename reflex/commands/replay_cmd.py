@@ -15,10 +15,13 @@ from reflex.errors import UserError
                    "(~/.gemini/tmp/<project>/chats/session-*.jsonl); copilot: a Copilot CLI "
                    "~/.copilot/session-state/<id>/events.jsonl; events: a ledger (database or "
                    "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.")
+@click.option("--harness", default=None,
+              help="Only the sessions of this harness (claude, codex, gemini, copilot): for a ledger, the harness "
+                   "its hooks came from; for a harness's own recording, that harness.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: commands, decisions, firings.")
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,
               help="Policy epoch TOML to replay under (default: the shipped default epoch).")
-def replay_cmd(path, fmt, as_json, policy_path):
+def replay_cmd(path, fmt, harness, as_json, policy_path):
     """Show what ctx would have decided at each command of a recorded session, and every
     detector firing (starvation, affordance, friction, landings)."""
     from reflex.analysis import replay
@@ -28,10 +31,13 @@ def replay_cmd(path, fmt, as_json, policy_path):
     try:
         fmt = fmt or replay.detect_format(path)
         sessions = replay.load(path, fmt)
+        if harness is not None:
+            of = replay.harnesses(path, fmt, sessions)
+            sessions = {sid: evs for sid, evs in sessions.items() if of[sid] == harness}
     except OSError as e:
         raise UserError("cannot read %s: %s" % (path, e.strerror or e)) from None
     report = replay.replay(sessions, policy)
     if as_json:
-        click.echo(json.dumps({"format": fmt, **replay.json_report(report)}, ensure_ascii=False))
+        click.echo(json.dumps({"format": fmt, "harness": harness, **replay.json_report(report)}, ensure_ascii=False))
     else:
         click.echo("%s: %s\n" % (fmt, path) + replay.render_text(report), nl=False)

@@ -231,7 +231,7 @@ def test_cli_json_and_text(tmp_path):
     r = CliRunner().invoke(replay_cmd, [path, "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert set(out) == {"format", "commands", "decisions", "firings"} and out["commands"] == 2
+    assert set(out) == {"format", "harness", "commands", "decisions", "firings"} and out["commands"] == 2
     assert out["format"] == "claude"
     assert out["firings"] == [{"detector": "starvation", "tool_use_id": "toolu_002", "core": "make",
                                "reason": out["firings"][0]["reason"]}]

@@ -121,3 +121,18 @@ def test_codex_shell_argv_and_patch_shapes():
     edit, = [e for e in events if e.kind == "edit"]
     assert edit.paths == ("/w/repo/src/a.py",)
     assert [e.kind for e in events][-2:] == ["compaction", "session_end"]
+
+
+
+def test_replay_harness_filter_on_recordings():
+    """`ctx replay --harness NAME` keeps a recording only when it is that harness's (the ledger
+    side of the filter is checked on each real CLI's ledger in tests/support/agent_sessions.py)."""
+    from click.testing import CliRunner
+
+    from reflex.commands.replay_cmd import replay_cmd
+    for harness, path in WITH_CTX.items():
+        mine = json.loads(CliRunner().invoke(replay_cmd, [str(path), "--json", "--harness", harness]).output)
+        other = "claude" if harness != "claude" else "codex"
+        theirs = json.loads(CliRunner().invoke(replay_cmd, [str(path), "--json", "--harness", other]).output)
+        assert (mine["commands"], theirs["commands"]) == (4, 0), (harness, mine, theirs)
+        assert mine["harness"] == harness and mine["format"] == harness

@@ -233,6 +233,12 @@ def check_loop(s: Session) -> None:
     assert decisions[-1]["decision"] == "deny", decisions
     rerun = decisions[1]["tool_use_id"]
     assert any(f["detector"] == "starvation" and f["tool_use_id"] == rerun for f in report["firings"]), report
+    # ... and the ledger replays per harness: this session under its own name, nothing under another
+    db = str(s.ctx_home / "ledger.db")
+    mine = json.loads(ctx(s.ctx_home, "replay", db, "--harness", s.name, "--json").stdout)
+    assert mine["commands"] >= 4 and any(d["command"] == "cat .env" and d["decision"] == "deny"
+                                         for d in mine["decisions"]), mine
+    assert json.loads(ctx(s.ctx_home, "replay", db, "--harness", other, "--json").stdout)["commands"] == 0
 
 
 RECORDINGS = {"codex": ".codex/sessions/*/*/*/rollout-*.jsonl", "gemini": ".gemini/tmp/*/chats/session-*.jsonl",
