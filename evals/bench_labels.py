@@ -5,7 +5,7 @@ public sessions used to build the detector, and the held-out real sessions never
 against), scored against the labels written before the detector ran on them.  The same sets
 are replayed by `reflex/` at evals.baseline_tree.ISSUE17_BASE in a subprocess (the detector
 as the issue found it; the real sessions handed to it as JSONL, the only form its reader
-takes).  Reported per set, never pooled: precision and recall with their n, "n/a" when
+takes; they are stored gzipped in evals/real_sessions/).  Reported per set, never pooled: precision and recall with their n, "n/a" when
 nothing fired or nothing was labelled starved; by firings (the detector warns once per streak
 of starved re-runs) and by re-runs (every re-run it classified starved); and firings on
 re-runs after a change or on polling/state-changing commands, which must be 0.
@@ -24,6 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from evals import _common, baseline_tree  # noqa: E402
+from reflex.harness.calls import read_recording, recording_stem  # noqa: E402
 from tests.support import rerun_labels  # noqa: E402
 
 # Run inside the baseline tree: its replay, its classification (recorded by wrapping
@@ -60,9 +61,8 @@ def _as_jsonl(paths, tmp):
         if p.endswith(".jsonl"):
             out.append(p)
             continue
-        with open(p, encoding="utf-8", errors="replace") as f:
-            recs = json.load(f)
-        dst = os.path.join(tmp, os.path.basename(os.path.dirname(p)) + "__" + os.path.basename(p) + "l")
+        recs = json.loads(read_recording(p).decode("utf-8", "replace"), strict=False)
+        dst = os.path.join(tmp, os.path.basename(os.path.dirname(p)) + "__" + recording_stem(p) + ".jsonl")
         with open(dst, "w") as f:
             for r in recs:
                 f.write(json.dumps(r) + "\n")
@@ -104,7 +104,7 @@ def main():
     files = {name: rerun_labels.set_files(name) for name in rerun_labels.SETS}
     files = {k: v for k, v in files.items() if v}
     if not files:
-        print("no labelled transcripts under ../shared/corpus: skipped")
+        print("no labelled transcripts (evals/real_sessions/, ../shared/corpus): skipped")
         return 0
     before = None if args.no_baseline else baseline(rev, files)
     res = {"machine": _common.machine(), "baseline_rev": None if before is None else rev, "sets": {}}
