@@ -72,9 +72,10 @@ _EXIT = re.compile(r"^\s*Exit code (-?\d+)")
 _NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed", "[Request interrupted by user",
               "User rejected", "Permission to use Bash has been denied", "ctx safety: blocked")
 # Where Claude Code cut what the model received (anywhere in the text: the middle cut of a
-# failed command sits halfway through it).
-_TRUNCATED = re.compile(r"<persisted-output>|^Output too large|\.\.\. \[\d+ (?:lines?|characters?) truncated\] \.\.\.",
-                        re.M)
+# failed command sits halfway through it).  The leading "... " is optional: a redacting copy
+# (the CC0 archive's `secret=[REDACTED] [4718 characters truncated] ...`) can swallow it.
+_TRUNCATED = re.compile(r"<persisted-output>|^Output too large|"
+                        r"(?:\.\.\. )?\[\d+ (?:lines?|characters?) truncated\] \.\.\.(?=\s|$)", re.M)
 _BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
 # The harness stopped the command: what it printed is where it was killed, not a cut view.
 _TIMED_OUT = re.compile(r"^Command timed out after ", re.M)
