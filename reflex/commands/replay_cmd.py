@@ -14,7 +14,8 @@ from reflex.errors import UserError
                    "(~/.codex/sessions/…/rollout-*.jsonl); gemini: a Gemini CLI chat recording "
                    "(~/.gemini/tmp/<project>/chats/session-*.jsonl); copilot: a Copilot CLI "
                    "~/.copilot/session-state/<id>/events.jsonl; events: a ledger (database or "
-                   "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.")
+                   "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.  "
+                   "A harness's own file may be gzipped (session.jsonl.gz).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: commands, decisions, firings.")
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,
               help="Policy epoch TOML to replay under (default: the shipped default epoch).")
