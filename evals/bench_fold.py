@@ -4,7 +4,7 @@ the fold before issue 17 measured in the same run.
 Every round folds each session's events into a fresh SessionReflex (so every command's
 signature and re-run reading is computed, as it is for a live hook call), timing each apply()
 alone.  Sessions: the 8 CC0 transcripts in ../shared/corpus/transcripts, the real public
-sessions in ../shared/corpus/real-sessions (both splits; converted to JSONL so the older
+sessions in evals/real_sessions (both splits; stored gzipped, converted to JSONL so the older
 reader takes them too) and a synthetic instrumented session (the seed's starvation loop with
 runs, retrievals and denies), so the run/retrieval paths are timed too.  Each tree is timed
 in its own subprocess, the baseline being `reflex/` at evals.baseline_tree.ISSUE17_BASE.
@@ -25,6 +25,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "corpus")
+REAL_SESSIONS = os.path.join(REPO, "evals", "real_sessions")
 TARGET_US = 200.0
 
 
@@ -85,12 +86,12 @@ def child(paths, rounds):
 
 
 def _jsonl_copies(tmp):
-    """Every corpus transcript as a JSONL file (the real sessions are stored as JSON arrays)."""
+    """Every corpus transcript as a JSONL file (the real sessions are stored as gzipped JSON arrays)."""
+    from reflex.harness.calls import read_recording, recording_stem
     out = sorted(glob.glob(os.path.join(SHARED, "transcripts", "*.jsonl")))
-    for p in sorted(glob.glob(os.path.join(SHARED, "real-sessions", "*", "*.json"))):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            recs = json.load(f)
-        dst = os.path.join(tmp, os.path.basename(p) + "l")
+    for p in sorted(glob.glob(os.path.join(REAL_SESSIONS, "*", "*.json.gz"))):
+        recs = json.loads(read_recording(p).decode("utf-8", "replace"), strict=False)
+        dst = os.path.join(tmp, recording_stem(p) + ".jsonl")
         with open(dst, "w") as f:
             for r in recs:
                 f.write(json.dumps(r) + "\n")

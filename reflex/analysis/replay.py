@@ -40,6 +40,9 @@ def detect_format(path) -> str:
     from reflex.harness.recordings import detect
     with open(path, "rb") as f:
         head = f.read(4096)
+    if head[:2] == b"\x1f\x8b":
+        from reflex.harness.calls import read_recording
+        head = read_recording(path)[:4096]
     if head.startswith(SQLITE_MAGIC):
         return "events"
     harness = detect(head)

@@ -14,7 +14,8 @@ from reflex.errors import UserError
                    "(~/.codex/sessions/…/rollout-*.jsonl); gemini: a Gemini CLI chat recording "
                    "(~/.gemini/tmp/<project>/chats/session-*.jsonl); copilot: a Copilot CLI "
                    "~/.copilot/session-state/<id>/events.jsonl; events: a ledger (database or "
-                   "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.")
+                   "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.  "
+                   "A harness's own file may be gzipped (session.jsonl.gz).")
 @click.option("--harness", default=None,
               help="Only the sessions of this harness (claude, codex, gemini, copilot): for a ledger, the harness "
                    "its hooks came from; for a harness's own recording, that harness.")

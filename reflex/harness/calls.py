@@ -21,10 +21,28 @@ answer (a `retrieval`).  `text` is what the model received, after the harness's 
 
 from __future__ import annotations
 
+import gzip
+import os
 import re
 
 from reflex.address import parse_hint
 from reflex.arc.events import Event, ctx_retrieval, file_writes, handle_of
+
+def read_recording(path) -> bytes:
+    """A recorded session file's bytes, gunzipped when it is gzip (`session.json.gz`): every
+    reader opens its file through this, so a stored recording replays compressed."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def recording_stem(path) -> str:
+    """The file name of a recording without its extensions (`a.jsonl`, `a.json.gz` -> `a`)."""
+    name = os.path.basename(os.fspath(path))
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return os.path.splitext(name)[0]
+
 
 _HEADER = re.compile(r"^\[ctx\] (?P<label>[^|]+?) \| (?P<density>[a-z-]+)(?: \((?P<reason>[^)]*)\))?"
                      r" \| exit (?P<exit>-?\d+|unknown)(?P<rest>.*?)(?P<handle>r:[0-9a-f]{12})(?P<tail>.*)$")

@@ -37,7 +37,7 @@ import re
 import shlex
 
 from reflex.arc.events import Event
-from reflex.harness.calls import CallLog
+from reflex.harness.calls import CallLog, read_recording
 
 HARNESSES = ("codex", "gemini", "copilot")
 
@@ -72,8 +72,7 @@ def _loads(line: str):
 
 
 def _records(path) -> list[dict]:
-    with open(path, "rb") as f:
-        text = f.read().decode("utf-8", "replace")
+    text = read_recording(path).decode("utf-8", "replace")
     out = []
     for line in text.split("\n"):
         r = _loads(line) if line.strip() else None
@@ -196,8 +195,7 @@ SHELL_TOOLS_GEMINI = frozenset({"run_shell_command"})
 
 def _gemini_messages(path) -> tuple[dict, list[dict]]:
     """(session metadata, messages in order, each at its last version)."""
-    with open(path, "rb") as f:
-        text = f.read().decode("utf-8", "replace")
+    text = read_recording(path).decode("utf-8", "replace")
     whole = _loads(text) if text.lstrip().startswith("{") and "\n{" not in text.strip() else None
     if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
         return whole, [m for m in whole["messages"] if isinstance(m, dict)]

@@ -67,6 +67,36 @@ def test_every_rerun_in_each_labelled_set_is_labelled(name):
     assert all(lab["why"] for lab in labels)
 
 
+def test_real_sessions_are_the_labelled_bytes_with_their_licences():
+    """evals/real_sessions holds exactly the files the labels name, each the bytes of its
+    repository's file at the labelled commit (sha256 of the gunzipped file), with a licence text
+    per repository; ctx's readers take them gzipped."""
+    import gzip
+    import hashlib
+    with open(rerun_labels.REAL_LABELS) as f:
+        sources = json.load(f)["sources"]
+    root = rerun_labels.REAL_SESSIONS
+    stored = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "*", "*.json.gz")))
+    assert stored == sorted(s["file"] + ".gz" for s in sources)
+    for s in sources:
+        data = gzip.decompress(open(os.path.join(root, s["file"] + ".gz"), "rb").read())
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (s["bytes"], s["sha256"]), s["file"]
+        lic = open(os.path.join(root, "LICENSES", s["repository"].replace("/", "__") + ".txt")).read()
+        assert {"MIT": "Permission is hereby granted", "Apache-2.0": "Apache License"}[s["licence"]] in lic, \
+            s["repository"]
+    assert {len(rerun_labels.set_files(n)) for n in ("real-dev", "real-heldout")} == {10, 8}
+
+
+def test_a_gzipped_transcript_replays_as_the_plain_one(tmp_path):
+    import gzip
+    src = os.path.join(rerun_labels.REAL_SESSIONS, "heldout", "RyanLisse__big3__8f06bcb413.json.gz")
+    plain = tmp_path / "big3.json"
+    plain.write_bytes(gzip.decompress(open(src, "rb").read()))
+    assert detect_format(src) == detect_format(str(plain)) == "claude"
+    got, want = load(src), load(str(plain))
+    assert list(got) == list(want) and list(got.values()) == list(want.values()) and len(list(got.values())[0]) > 20
+
+
 @pytest.mark.parametrize("name", ["cc0", "real-dev"])
 def test_starvation_against_hand_labels(name):
     """The sets the detector was built on: every starved re-run found, nothing else called starved.

@@ -28,6 +28,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from reflex.harness.calls import read_recording  # noqa: E402
+
 _WRAPPERS = {"npx", "bunx", "pnpx", "time", "nice", "nohup", "command", "exec", "sudo"}
 _TWO_WORD = {("uv", "run"), ("poetry", "run"), ("pnpm", "exec"), ("yarn", "exec"), ("bun", "x"), ("pipenv", "run")}
 _READERS = {"cat", "head", "tail", "less", "more", "wc", "bat", "nl"}
@@ -37,8 +39,7 @@ _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 
 def load_records(path) -> list[dict]:
     """A transcript as records: JSONL, or a JSON array (the hooks' logs/chat.json copy)."""
-    with open(path, "rb") as f:
-        text = f.read().decode("utf-8", "replace")
+    text = read_recording(path).decode("utf-8", "replace")
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -5,7 +5,8 @@ Three sets, reported separately and never pooled:
     cc0           the 8 CC0 transcripts in ../shared/corpus/transcripts (tests/data/transcript_labels.json)
     real-dev      real public sessions used while building the detector
     real-heldout  real public sessions from other repositories, never used to tune it
-                  (tests/data/real_session_labels.json; sources and licences in SOURCES.json)
+                  (tests/data/real_session_labels.json; the files are in the repository,
+                  evals/real_sessions/{dev,heldout}/*.json.gz, sources and licences in its README)
 
 Every label was written before the detector it scores was run on the set.  A re-run is keyed
 by its tool_use_id (one call copied into a resumed session's transcript is one re-run).  Two
@@ -28,6 +29,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "corpus"))
 if not os.path.isdir(SHARED):
     SHARED = "/work/shared/corpus"
+REAL_SESSIONS = os.path.join(os.path.dirname(HERE), "evals", "real_sessions")
 CC0_LABELS = os.path.join(HERE, "data", "transcript_labels.json")
 REAL_LABELS = os.path.join(HERE, "data", "real_session_labels.json")
 SETS = ("cc0", "real-dev", "real-heldout")
@@ -37,11 +39,12 @@ STATE_KINDS = frozenset({"state-retry", "live-endpoint", "live-state", "ci-statu
 
 
 def set_files(name: str) -> list[str]:
-    """The transcript files of a set (empty when the shared corpus is not here)."""
+    """The transcript files of a set (cc0: empty when the shared corpus is not here; the real
+    sessions are stored gzipped in the repository and every transcript reader takes them so)."""
     if name == "cc0":
         return sorted(glob.glob(os.path.join(SHARED, "transcripts", "*.jsonl")))
     split = name.split("-", 1)[1]
-    return sorted(glob.glob(os.path.join(SHARED, "real-sessions", split, "*.json")))
+    return sorted(glob.glob(os.path.join(REAL_SESSIONS, split, "*.json.gz")))
 
 
 def labels(name: str) -> list[dict]:
@@ -58,6 +61,8 @@ def label_key(lab: dict) -> str:
 
 def transcript_name(name: str, path: str) -> str:
     base = os.path.basename(path)
+    if base.endswith(".gz"):
+        base = base[:-3]
     return base if name == "cc0" else "%s/%s" % (name.split("-", 1)[1], base)
 
 

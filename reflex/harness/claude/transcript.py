@@ -54,7 +54,7 @@ import os
 import re
 
 from reflex.arc.events import EDIT_TOOLS, Event, file_writes
-from reflex.harness.calls import CallLog, parse_digest
+from reflex.harness.calls import CallLog, parse_digest, read_recording, recording_stem
 
 __all__ = ["events_from_lines", "events_from_records", "parse_digest", "read_transcript"]
 
@@ -72,9 +72,10 @@ _EXIT = re.compile(r"^\s*Exit code (-?\d+)")
 _NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed", "[Request interrupted by user",
               "User rejected", "Permission to use Bash has been denied", "ctx safety: blocked")
 # Where Claude Code cut what the model received (anywhere in the text: the middle cut of a
-# failed command sits halfway through it).
-_TRUNCATED = re.compile(r"<persisted-output>|^Output too large|\.\.\. \[\d+ (?:lines?|characters?) truncated\] \.\.\.",
-                        re.M)
+# failed command sits halfway through it).  The leading "... " is optional: a redacting copy
+# (the CC0 archive's `secret=[REDACTED] [4718 characters truncated] ...`) can swallow it.
+_TRUNCATED = re.compile(r"<persisted-output>|^Output too large|"
+                        r"(?:\.\.\. )?\[\d+ (?:lines?|characters?) truncated\] \.\.\.(?=\s|$)", re.M)
 _BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
 # The harness stopped the command: what it printed is where it was killed, not a cut view.
 _TIMED_OUT = re.compile(r"^Command timed out after ", re.M)
@@ -304,8 +305,7 @@ def _is_prompt_text(text: str) -> bool:
 
 def _subagent_records(path: str) -> list[dict] | None:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_recording(path)
     except OSError:
         return None
     out = []
@@ -403,9 +403,7 @@ def read_transcript(path) -> list[Event]:
     """Events of a transcript file (JSONL, or a JSON array of records); the session id is the
     records' sessionId (or the file name).  Subagent files are looked for in
     `<dir>/<session id>/subagents/`."""
-    with open(path, "rb") as f:
-        data = f.read()
-    text = data.decode("utf-8", "replace")
+    text = read_recording(path).decode("utf-8", "replace")
     records = _array_records(text)
     lines = None if records is not None else text.split("\n")
     sid = None
@@ -413,13 +411,13 @@ def read_transcript(path) -> list[Event]:
         if isinstance(r, dict) and isinstance(r.get("sessionId"), str) and not r.get("isSidechain"):
             sid = r["sessionId"]
             break
-    stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    stem = recording_stem(path)
     sub = os.path.join(os.path.dirname(os.fspath(path)), sid or stem, "subagents")
     sub = sub if os.path.isdir(sub) else None
     events = events_from_records(records, subagent_dir=sub) if records is not None else \
         events_from_lines(lines, subagent_dir=sub)
     if events and not events[0].session_id:
-        stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+        stem = recording_stem(path)
         events = [Event(**{**_fields(e), "session_id": stem}) for e in events]
     return events
 

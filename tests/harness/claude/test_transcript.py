@@ -185,13 +185,18 @@ def test_the_harness_cut_is_read_wherever_its_marker_is():
     head, tail = "x" * 5000, "y" * 5000
     ev = events_from_lines(lines(
         assistant(use("t1", "Bash", command="npm test"), use("t2", "Bash", command="make"),
-                  use("t3", "Bash", command="cat notes.md")),
+                  use("t3", "Bash", command="cat notes.md"), use("t4", "Bash", command="git commit -m x"),
+                  use("t5", "Bash", command="cat notes.md")),
         result("t1", "Exit code 1\n" + head + "\n\n... [187669 characters truncated] ...\n\n" + tail, is_error=True),
         result("t2", "a" * 30000 + "\n\n... [1851 lines truncated] ...\n"),
         result("t3", "the docs say: [3 lines truncated] is what the tool prints"),
+        # CC0 57bb5674: the archive's redaction swallowed the marker's leading "... ".
+        result("t4", "Exit code 1\n" + head + "\nsecret=[REDACTED] [4718 characters truncated] ...\n\n" + tail,
+               is_error=True),
+        result("t5", "the docs say: [3 lines truncated] ...and more"),
     ))
     res = {e.tool_use_id: e.truncated for e in ev if e.kind == "result"}
-    assert res == {"t1": True, "t2": True, "t3": False}
+    assert res == {"t1": True, "t2": True, "t3": False, "t4": True, "t5": False}
 
 
 def test_a_command_the_harness_stopped_says_so():
