@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.agent_sessions import wait_for
 from tests.support.claude_harness import ClaudeEnv
 from tests.support.scripted_model import ScriptedCommands
 
@@ -87,13 +88,7 @@ def _kill_daemon(ctx_home: Path) -> None:
             time.sleep(0.02)
 
 
-def _wait_for(pred, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
+_wait_for = wait_for
 
 
 SCRIPT = ["pytest -q", "cat .env", "python3 -c 'import sys; sys.exit(3)'", "echo all-done"]

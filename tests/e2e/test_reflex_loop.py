@@ -12,28 +12,16 @@ import sqlite3
 
 import pytest
 
+from tests.support.agent_sessions import SEED_TEST
 from tests.support.claude_harness import ClaudeEnv
 from tests.support.scripted_model import ScriptedCommands
+
 from .test_claude_ctx import _env, _install, _kill_daemon, _wait_for
 
 pytestmark = pytest.mark.e2e
 
-SEED_TEST = '''
-import pytest
-
-DATA = {"alpha": 3, "beta": 5, "gamma": 8}
-
-def score(name):
-    return DATA[name] * 2 + 1
-
-@pytest.mark.parametrize("name,expected", [("alpha", 6), ("beta", 10), ("gamma", 16)])
-def test_score(name, expected):
-    got = score(name)
-    assert got == expected, "score(%s) gave %d" % (name, got)
-
-def test_lookup_missing():
-    assert score("delta") == 0
-'''
+# SEED_TEST: the seed suite of every harness's e2e session (3 parametrized failures, a KeyError,
+# 12 passing).
 
 LOOP = ["pytest -q", "pytest -q 2>&1 | tail -50", "pytest --tb=long -q"]
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.agent_sessions import kill_daemon
 from tests.support.claude_harness import ClaudeEnv
 from tests.support.scripted_model import ScriptedCommands, ToolUse
 
@@ -34,14 +35,7 @@ VENV_BIN = os.path.dirname(sys.executable)
 def ctx_home(tmp_path):
     home = tmp_path / "ctxhome"
     yield home
-    from reflex import paths
-    from reflex.daemon import control as daemon_control
-    pid = daemon_control.lock_pid(paths.resolve({"CTX_HOME": str(home)}))
-    if pid:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
+    kill_daemon(home)
 
 
 def test_secret_reads_never_reach_the_model(claude_env: ClaudeEnv, tmp_path, ctx_home):
