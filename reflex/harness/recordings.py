@@ -111,6 +111,15 @@ def _path_arg(args: dict) -> tuple[str, ...]:
     return ()
 
 
+def _file_call(b: CallLog, harness: str, cid: str, name, args: dict, cwd: str | None) -> None:
+    """A harness's own file tool: an edit, a read, or nothing the fold needs."""
+    paths = tuple(_join(cwd, p) or p for p in _path_arg(args))
+    if name in _EDIT_TOOLS[harness]:
+        b.file_edit(cid, str(name), paths, cwd)
+    elif name in _READ_TOOLS[harness]:
+        b.file_read(cid, str(name), paths, cwd)
+
+
 # -- Codex ---------------------------------------------------------------------------------------
 SHELL_TOOLS_CODEX = frozenset({"exec_command", "shell", "shell_command", "container.exec", "local_shell"})
 
@@ -180,8 +189,8 @@ def _codex_item(b: CallLog, p: dict, cwd: str | None) -> None:
             patch = args.get("input") if isinstance(args.get("input"), str) else ""
             paths = tuple(_join(cwd, m.group(1) or m.group(2)) or "" for m in _PATCH_PATHS.finditer(patch))
             b.file_edit(call_id, "apply_patch", paths, cwd)
-        elif name in _READ_TOOLS["codex"]:
-            b.file_read(call_id, str(name), _path_arg(args), cwd)
+        else:
+            _file_call(b, "codex", call_id, name, args, cwd)
     elif kind in ("function_call_output", "custom_tool_call_output"):
         text, code = _codex_output(p.get("output"))
         ran = not _never_ran(text)
@@ -290,10 +299,8 @@ def _gemini_call(b: CallLog, call: dict, root: str | None) -> None:
         b.shell_result(cid, text, exit_code=int(m.group(1)) if m else 0, ran=ran,
                        truncated=bool(_GEMINI_CUT.search(text)), is_error=is_error,
                        timed_out="timed out" in text[:300].lower())
-    elif name in _EDIT_TOOLS["gemini"]:
-        b.file_edit(cid, str(name), tuple(_join(root, p) or p for p in _path_arg(args)), root)
-    elif name in _READ_TOOLS["gemini"]:
-        b.file_read(cid, str(name), tuple(_join(root, p) or p for p in _path_arg(args)), root)
+    else:
+        _file_call(b, "gemini", cid, name, args, root)
 
 
 # -- Copilot -------------------------------------------------------------------------------------
@@ -337,12 +344,10 @@ def _copilot_start(b: CallLog, d: dict, cwd: str | None) -> None:
         return
     if name in SHELL_TOOLS_COPILOT and isinstance(args.get("command"), str):
         b.shell_call(cid, args["command"], cwd, tool=str(name), background=args.get("mode") == "async")
-    elif name in _EDIT_TOOLS["copilot"]:
-        b.file_edit(cid, str(name), tuple(_join(cwd, p) or p for p in _path_arg(args)), cwd)
-    elif name in _READ_TOOLS["copilot"]:
-        b.file_read(cid, str(name), tuple(_join(cwd, p) or p for p in _path_arg(args)), cwd)
     elif name == "task":
         b.calls[cid] = ("task", None, cwd)
+    else:
+        _file_call(b, "copilot", cid, name, args, cwd)
 
 
 def _copilot_complete(b: CallLog, d: dict) -> None:
