@@ -8,10 +8,14 @@
     codex.py     OpenAI Codex CLI codec (PreToolUse/PostToolUse/SessionStart, tool "Bash")
     gemini.py    Google Gemini CLI codec (BeforeTool/AfterTool/SessionStart/SessionEnd)
     copilot.py   GitHub Copilot CLI codec (preToolUse/postToolUse/sessionStart/sessionEnd)
+    qwen.py      Qwen Code codec (Claude-named events, Gemini's tools; no rewrite: post-output digest)
+    opencode.py  OpenCode codec: what ctx's in-process plugin (reflex/data/opencode/) sends and applies
+    droid.py     Factory Droid codec (Claude-shaped hooks, tool "Execute"; shared Claude-shaped helpers)
+    cursor.py    Cursor codec, from its documented hook schema (preToolUse/postToolUse, failClosed)
     codecs.py    harness name -> codec module
     fallback.py  a codec'd payload judged by the shim's own safety verdict (daemon down)
     handler.py   the daemon side: decode, run the Claude decision path once, encode
-    install.py   `ctx install --harness codex|gemini|copilot`: hook entries per harness and scope
+    install.py   `ctx install --harness NAME`: hook entries (OpenCode: the plugin) per harness and scope
     doctor.py    what `ctx doctor` reports per harness it finds (Codex hook trust included)
 
 A harness package decodes what its harness sends, encodes what ctx answers, and knows the

@@ -1,4 +1,4 @@
-"""The daemon's side of `ctx hook codex|gemini|copilot`: decode, decide once, encode.
+"""The daemon's side of `ctx hook <harness>` for every harness but Claude: decode, decide once, encode.
 
 A harness's payload is decoded by its codec into a ShellEvent, translated into the Claude-shaped
 payload the daemon's decision path reads, and run through that path (ClaudeHandler: safety plane,
@@ -15,7 +15,10 @@ What the Claude path cannot know about another harness is supplied here:
   --dangerously-bypass-approvals-and-sandbox (its payload's `permission_mode` says
   bypassPermissions under any `codex exec` approval policy, and a sandboxed `ctx run` cannot
   write its capture, so the payload alone is not enough), Gemini's YOLO approval mode,
-  Copilot's --allow-all-tools / --yolo.
+  Copilot's --allow-all-tools / --yolo, Droid's --skip-permissions-unsafe / --auto high,
+  cursor-agent's --force.  OpenCode checks its permission on the rewritten arguments (its plugin
+  cannot say "allow"), so ctx rewrites there and OpenCode still decides.  Qwen cannot rewrite at
+  all: its commands are held back and digested in the post hook, which can replace the output;
   Anywhere else the harness keeps its own decision and ctx digests the output in the post hook
   where the harness lets it replace output (Gemini, Copilot), or adds nothing (Codex);
 - call ids: Gemini and Copilot have none; pre and post are paired by session and command (the
@@ -45,7 +48,12 @@ _AUTO_FLAGS = {
     "codex": (("--dangerously-bypass-approvals-and-sandbox",), ("--yolo",)),
     "gemini": (("--yolo",), ("-y",), ("--approval-mode", "yolo"), ("--approval-mode=yolo",)),
     "copilot": (("--allow-all-tools",), ("--allow-all",), ("--yolo",)),
+    "droid": (("--skip-permissions-unsafe",), ("--auto", "high")),
+    "cursor": (("--force",), ("-f",), ("--yolo",)),
 }
+# Harnesses whose own permission check runs on the arguments that actually run (a rewrite's), and
+# whose rewrite carries no "allow": rewriting there leaves the decision to the harness.
+_JUDGES_WHAT_RUNS = ("opencode",)
 
 
 class _Mode:
@@ -74,6 +82,13 @@ class _Decider(ClaudeHandler):
         return super()._digest_held_back(hook, ev, fields, text, exit_code)
 
     def _permission(self, hook, hdr, env, root):  # noqa: ANN001 - ClaudeHandler's signature
+        codec = codecs.get(self.harness)
+        if codec is not None and not codec.CAPS.can_rewrite:
+            # No rewrite is possible (Qwen): held back, the command runs as the harness decides
+            # and its post hook gets the digest instead of the output.
+            return _Mode("default", None), Verdict(UNKNOWN, "%s cannot rewrite a command" % self.harness)
+        if self.harness in _JUDGES_WHAT_RUNS:
+            return _Mode("default", None), Verdict(ALLOW, "%s decides on the rewritten command itself" % self.harness)
         argv = harness_argv(self.harness, hdr.get("pid"))
         auto = argv is not None and _has_auto_flag(self.harness, argv)
         if self.harness == "codex" and hook.permission_mode != "bypassPermissions":
