@@ -15,12 +15,18 @@ function ask(payload, event) {
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(CTX, ["hook", "opencode", ...(event ? [event] : [])], { stdio: ["pipe", "pipe", "pipe"] });
+      // Its own process group, so a hung ctx is killed with whatever it started.
+      child = spawn(CTX, ["hook", "opencode", ...(event ? [event] : [])],
+                    { stdio: ["pipe", "pipe", "pipe"], detached: true });
     } catch (e) {
       return resolve(null);
     }
     let out = "";
-    const timer = setTimeout(() => { try { child.kill("SIGKILL"); } catch (e) {} resolve(null); }, TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      try { process.kill(-child.pid, "SIGKILL"); } catch (e) {}
+      for (const s of [child.stdin, child.stdout, child.stderr]) { try { s.destroy(); } catch (e) {} }
+      resolve(null);
+    }, TIMEOUT_MS);
     child.stdout.on("data", (d) => { out += d; });
     child.stderr.on("data", () => {});
     child.on("error", () => { clearTimeout(timer); resolve(null); });
