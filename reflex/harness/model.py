@@ -55,6 +55,7 @@ class Capabilities:
     timeout_unit: str               # "s" or "ms" in the harness's hook config
     has_call_id: bool               # payloads carry an id pairing pre and post
     session_end: bool               # the harness reports the end of a session
+    post_replaces_failed_output: bool = True  # ...also after a failed command (Qwen: only after a success)
 
 
 @dataclass(frozen=True)

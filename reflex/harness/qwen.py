@@ -14,10 +14,16 @@ tool_input, tool_use_id`) and Gemini's tools (shell tool `run_shell_command`).  
   `additionalContext` is appended to it;
 - timeouts are milliseconds.
 
-So ctx's best move on Qwen is the post-output digest: the command runs as Qwen decided, and the
-model gets the digest instead of the raw output (the daemon holds the rewrite back; see
-reflex.harness.handler).  A rewrite that still reaches encode (none should) degrades to a deny
-that names the command to run.  Hooks get QWEN_CODE_SESSION_ID; ctx reads the payload's.
+- a failed command fires PostToolUseFailure (`error` holds the same text), which reads only
+  `additionalContext`: a failure's output cannot be replaced.
+
+So ctx has two second-best moves on Qwen, chosen as for every harness by whether Qwen runs the
+command unasked (reflex.harness.handler):
+- YOLO mode (the payload's `permission_mode`): the rewrite becomes a deny whose reason names the
+  command to run instead (`ctx run -- ...`); one more turn, and the digest comes from `ctx run`
+  whether the command fails or not;
+- otherwise the command runs as Qwen decides, and after a success the model gets the digest
+  instead of the output (`continue: false` + stopReason); a failure's output stays as it is.  Hooks get QWEN_CODE_SESSION_ID; ctx reads the payload's.
 stdlib-only.
 """
 
@@ -35,7 +41,7 @@ NAME = "qwen"
 CAPS = Capabilities(harness=NAME, shell_tool="run_shell_command", can_rewrite=False, rewrite_needs_allow=False,
                     can_deny=True, post_sees_output=True, post_sees_exit_code=True, post_replaces_output=True,
                     adds_context=True, stdout_is_json=True, block_exit_code=2, fail_open=True,
-                    timeout_unit="ms", has_call_id=True, session_end=True)
+                    timeout_unit="ms", has_call_id=True, session_end=True, post_replaces_failed_output=False)
 SESSION_ENV = None
 _KINDS = dict(CLAUDE_SHAPED_KINDS, PostToolUseFailure=POST_SHELL_FAILED)
 # Gemini's read_file and write_file; Qwen's `edit` takes Claude's argument names.

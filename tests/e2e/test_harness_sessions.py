@@ -18,6 +18,6 @@ def tmp(tmp_path):
     kill_daemon(tmp_path / "ctxhome")
 
 
-@pytest.mark.parametrize("harness", ["codex", "gemini", "copilot"])
+@pytest.mark.parametrize("harness", ["codex", "gemini", "copilot", "qwen", "opencode", "droid"])
 def test_session_through_ctx(harness, tmp):
     check_loop(run_session(harness, tmp))
