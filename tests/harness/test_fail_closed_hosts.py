@@ -158,3 +158,41 @@ def test_opencode_plugin_denies_secrets_without_a_daemon_and_otherwise_never_blo
         assert broken["ok"] and broken["args"] == {"command": "ls"} and broken["ms"] < 3000, (body, broken)
     missing = _plugin_call(tmp_path, repo, str(tmp_path / "no-such-ctx"), "bash", {"command": "ls"}, ctx_home)
     assert missing["ok"] and missing["args"] == {"command": "ls"}, missing
+
+
+QWEN_BASE = {"session_id": "s-qwen-default", "transcript_path": "/t.jsonl", "timestamp": "t",
+             "permission_mode": "default", "prompt_id": "p", "tool_name": "run_shell_command"}
+FAILING_TESTS = "import pytest\n\n@pytest.mark.parametrize('n', range(40))\ndef test_many(n):\n    assert n % 5, 'n=%d' % n\n"
+
+
+def _qwen_llm_content(command: str, output: str, exit_code: int) -> str:
+    return ("Command: %s\nDirectory: (root)\nOutput: %s\nError: (none)\nExit Code: %d\nSignal: (none)\n"
+            "Process Group PGID: 1" % (command, output, exit_code))
+
+
+def test_qwen_outside_yolo_gets_the_digest_after_a_success_and_its_output_after_a_failure(daemon, tmp_path):
+    """Qwen asks before commands outside YOLO, so ctx does not rewrite there: after a success its
+    post hook replaces the output with the digest (`continue: false` + stopReason); a failure's
+    output cannot be replaced (PostToolUseFailure reads only additionalContext), so ctx adds nothing."""
+    ctx_home, _ = daemon
+    repo = _repo(tmp_path)
+    (repo / "test_many.py").write_text(FAILING_TESTS)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_many.py"], cwd=repo,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "8 failed, 32 passed" in run.stdout, run.stdout
+    for n, (command, output, exit_code) in enumerate((("pytest -q | tail -400", run.stdout, 0),
+                                                      ("pytest -q", run.stdout, 1))):
+        tool_id = "toolu_%d" % n
+        pre = dict(QWEN_BASE, cwd=str(repo), hook_event_name="PreToolUse", tool_use_id=tool_id,
+                   tool_input={"command": command, "description": "d"})
+        assert _hook(ctx_home, repo, "qwen", pre)[0] == b""  # Qwen decides; nothing to rewrite with
+        if exit_code == 0:
+            post = dict(pre, hook_event_name="PostToolUse",
+                        tool_response={"llmContent": _qwen_llm_content(command, output, 0), "returnDisplay": output})
+            answer = json.loads(_hook(ctx_home, repo, "qwen", post)[0])
+            assert answer["continue"] is False and answer["stopReason"].startswith("[ctx] pytest"), answer
+            assert "test_many.py::test_many[0] [5] [10]" in answer["stopReason"] and "[35]" in answer["stopReason"]
+            assert len(answer["stopReason"]) < len(output)
+        else:
+            post = dict(pre, hook_event_name="PostToolUseFailure", error=_qwen_llm_content(command, output, 1))
+            assert _hook(ctx_home, repo, "qwen", post)[0] == b""
