@@ -52,6 +52,7 @@ STDLIB_ONLY = (
     "reflex.harness.codex",
     "reflex.harness.gemini",
     "reflex.harness.copilot",
+    "reflex.harness.claude_shaped",
     "reflex.harness.qwen",
     "reflex.harness.opencode",
     "reflex.harness.droid",

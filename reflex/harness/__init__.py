@@ -10,7 +10,9 @@
     copilot.py   GitHub Copilot CLI codec (preToolUse/postToolUse/sessionStart/sessionEnd)
     qwen.py      Qwen Code codec (Claude-named events, Gemini's tools; no rewrite: post-output digest)
     opencode.py  OpenCode codec: what ctx's in-process plugin (reflex/data/opencode/) sends and applies
-    droid.py     Factory Droid codec (Claude-shaped hooks, tool "Execute"; shared Claude-shaped helpers)
+    droid.py     Factory Droid codec (Claude-shaped hooks, tool "Execute")
+    claude_shaped.py  decode/encode shared by the harnesses that copied Claude Code's protocol
+                 (Codex, Qwen, Droid)
     cursor.py    Cursor codec, from its documented hook schema (preToolUse/postToolUse, failClosed)
     codecs.py    harness name -> codec module
     fallback.py  a codec'd payload judged by the shim's own safety verdict (daemon down)
@@ -22,7 +24,7 @@ A harness package decodes what its harness sends, encodes what ctx answers, and 
 harness's own rules (permissions, transcripts).  Policy lives in reflex.arc and safety in
 reflex.safety; a harness package translates, it does not decide.
 
-model, the codecs, codecs.py and fallback.py run in the shim (reflex.STDLIB_ONLY).
+model, claude_shaped, the codecs, codecs.py and fallback.py run in the shim (reflex.STDLIB_ONLY).
 
 Imports: reflex's top-level modules, reflex.safety, reflex.arc; never reflex.analysis.
 """

@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from reflex.harness.model import (OTHER, POST_SHELL, PRE_FILE, PRE_SHELL, SESSION_END, SESSION_START, Capabilities,
-                                  Decision, ShellEvent, as_str, file_tool)
+                                  Decision, ShellEvent, as_str, shell_or_file_event)
 
 NAME = "cursor"
 CAPS = Capabilities(harness=NAME, shell_tool="Shell", can_rewrite=True, rewrite_needs_allow=False,
@@ -58,11 +58,9 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
         tool, tool_input = CAPS.shell_tool, {"command": obj.get("command")}
     if native == "beforeReadFile":
         return ShellEvent(kind=PRE_FILE, tool_name="Read", tool_input={"file_path": obj.get("file_path")}, **common)
-    if kind == PRE_SHELL and tool != CAPS.shell_tool:
-        mapped = file_tool(tool, tool_input, FILE_TOOLS)
-        if mapped is None:
-            return ShellEvent(kind=OTHER, tool_name=tool, **common)
-        return ShellEvent(kind=PRE_FILE, tool_name=mapped[0], tool_input=mapped[1], **common)
+    other = shell_or_file_event(kind, tool, tool_input, CAPS, FILE_TOOLS, **common)
+    if other is not None:
+        return other
     if kind == POST_SHELL and tool != CAPS.shell_tool:
         kind = OTHER
     output = obj.get("tool_output")

@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_START,
-                                  Capabilities, Decision, ShellEvent, as_int, as_str, file_tool)
+from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_START,
+                                  Capabilities, Decision, ShellEvent, as_int, as_str, shell_or_file_event)
 
 NAME = "opencode"
 CAPS = Capabilities(harness=NAME, shell_tool="bash", can_rewrite=True, rewrite_needs_allow=False,
@@ -49,11 +49,9 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
     args = obj.get("args") if isinstance(obj.get("args"), dict) else {}
     common = dict(harness=NAME, native_event=native, session_id=as_str(obj.get("session_id")),
                   call_id=as_str(obj.get("call_id")), cwd=as_str(obj.get("cwd")))
-    if kind == PRE_SHELL and tool != CAPS.shell_tool:
-        mapped = file_tool(tool, args, FILE_TOOLS)
-        if mapped is None:
-            return ShellEvent(kind=OTHER, tool_name=tool, **common)
-        return ShellEvent(kind=PRE_FILE, tool_name=mapped[0], tool_input=mapped[1], **common)
+    other = shell_or_file_event(kind, tool, args, CAPS, FILE_TOOLS, **common)
+    if other is not None:
+        return other
     if kind == POST_SHELL and tool != CAPS.shell_tool:
         kind = OTHER
     output = as_str(obj.get("output")) if kind == POST_SHELL else None

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from reflex.harness import gemini
-from reflex.harness.droid import CLAUDE_SHAPED_KINDS, decode_claude_shaped, encode_claude_shaped
+from reflex.harness.claude_shaped import CLAUDE_SHAPED_KINDS, decode_claude_shaped, encode_claude_shaped
 from reflex.harness.model import (POST_SHELL, POST_SHELL_FAILED, Capabilities, Decision, ShellEvent, as_str)
 
 NAME = "qwen"
