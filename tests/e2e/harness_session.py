@@ -257,6 +257,14 @@ def check_loop(s: Session) -> None:
     assert json.loads(ctx(s.ctx_home, "stats", "--harness", other, "--json").stdout)["sessions"] == 0
     verify = ctx(s.ctx_home, "ledger", "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    # 7. replay: the session, from ctx's own ledger export, decides as the live run did
+    export = ctx(s.ctx_home, "ledger", "export")
+    assert export.returncode == 0, export.stderr
+    (s.repo.parent / "ledger-export.jsonl").write_text(export.stdout)
+    replay = ctx(s.ctx_home, "replay", str(s.repo.parent / "ledger-export.jsonl"), "--format", "events")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    replayed = replay.stdout.split("session %s:" % sid, 1)[-1]
+    assert re.search(r"deny\s+cat \.env", replayed) and "starvation" in replayed, replay.stdout
 
 
 def kill_daemon(ctx_home: Path) -> None:
