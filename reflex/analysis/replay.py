@@ -30,7 +30,8 @@ _HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)")
 
 
 def detect_format(path) -> str:
-    """"events" for a ledger database, ledger export or Events JSONL; "claude" for a transcript."""
+    """"events" for a ledger database, ledger export or Events JSONL; "qwen" or "droid" for those
+    CLIs' session files; "claude" for a Claude Code transcript."""
     from reflex.arc.ledger_events import SQLITE_MAGIC
     with open(path, "rb") as f:
         head = f.read(4096)
@@ -39,6 +40,10 @@ def detect_format(path) -> str:
     first = head.split(b"\n", 1)[0]
     if b'"uid"' in first or b'"hook_event"' in first:
         return "events"
+    from reflex.harness import transcripts
+    other = transcripts.detect(first)
+    if other is not None:
+        return other
     kinds = rb"command|result|run|retrieval|edit|read|prompt|task_end|session_start|session_end|compaction"
     if re.search(rb'"kind"\s*:\s*"(' + kinds + rb')"', first) and b'"sessionId"' not in first:
         return "events"
@@ -55,7 +60,11 @@ def load(path, fmt: str | None = None) -> dict[str, list[Event]]:
     if fmt == "events":
         from reflex.arc.ledger_events import read_events
         return read_events(path)
-    raise ValueError("unknown replay format %r (claude or events)" % fmt)
+    from reflex.harness import transcripts
+    if fmt in transcripts.FORMATS:
+        events = transcripts.read(path, fmt)
+        return {events[0].session_id if events else "": events}
+    raise ValueError("unknown replay format %r (claude, events, %s)" % (fmt, ", ".join(transcripts.FORMATS)))
 
 
 def _home_of(paths) -> str:

@@ -1,4 +1,4 @@
-"""`ctx replay PATH [--format claude|events] [--json]`: a recorded session through the fold."""
+"""`ctx replay PATH [--format claude|events|qwen|droid] [--json]`: a recorded session through the fold."""
 
 import json
 
@@ -9,9 +9,10 @@ from reflex.errors import UserError
 
 @click.command("replay")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["claude", "events"]), default=None,
+@click.option("--format", "fmt", type=click.Choice(["claude", "events", "qwen", "droid"]), default=None,
               help="claude: a Claude Code transcript JSONL; events: a ledger (database or `ctx ledger export`) "
-                   "or a JSONL of fold events.  Detected from the file when omitted.")
+                   "or a JSONL of fold events; qwen, droid: those CLIs' own session files.  Detected from the "
+                   "file when omitted.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: commands, decisions, firings.")
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,
               help="Policy epoch TOML to replay under (default: the shipped default epoch).")

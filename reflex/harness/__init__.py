@@ -14,6 +14,7 @@
     claude_shaped.py  decode/encode shared by the harnesses that copied Claude Code's protocol
                  (Codex, Qwen, Droid)
     cursor.py    Cursor codec, from its documented hook schema (preToolUse/postToolUse, failClosed)
+    transcripts.py  Qwen's and Droid's own session files as Claude transcript records (`ctx replay`)
     codecs.py    harness name -> codec module
     fallback.py  a codec'd payload judged by the shim's own safety verdict (daemon down)
     handler.py   the daemon side: decode, run the Claude decision path once, encode

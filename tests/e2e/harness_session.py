@@ -89,6 +89,7 @@ def install(name: str, ctx_home: Path, home: Path, repo: Path | None = None) -> 
 
 
 CHAT_COMPLETIONS = ("qwen", "opencode", "droid")
+OWN_TRANSCRIPT = ("qwen", "droid")  # session files `ctx replay` reads (reflex/harness/transcripts.py)
 # Qwen ignores every rewrite a pre hook answers: in its YOLO mode ctx denies the command with the
 # one to run instead, and the model (as a real one would) runs that.
 DENY_WITH_SUGGESTION = ("qwen",)
@@ -265,6 +266,12 @@ def check_loop(s: Session) -> None:
     assert replay.returncode == 0, replay.stdout + replay.stderr
     replayed = replay.stdout.split("session %s:" % sid, 1)[-1]
     assert re.search(r"deny\s+cat \.env", replayed) and "starvation" in replayed, replay.stdout
+    if s.name in OWN_TRANSCRIPT:  # ...and from the harness's own session file
+        start = next(e for e in hooks if e["hook_event"] == "SessionStart")
+        path = json.loads(start["data"])["transcript_path"]
+        own = ctx(s.ctx_home, "replay", path)
+        assert own.returncode == 0 and ("session %s:" % sid) in own.stdout, own.stdout + own.stderr
+        assert re.search(r"deny\s+cat \.env", own.stdout) and re.search(r"\s+pytest -q\n", own.stdout), own.stdout
 
 
 def kill_daemon(ctx_home: Path) -> None:
