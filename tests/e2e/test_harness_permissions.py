@@ -1,4 +1,4 @@
-"""The permission-neutral invariant on the real Codex, Gemini and Copilot CLIs: in a mode where the
+"""The permission-neutral invariant on the real Codex, Gemini, Copilot and Droid CLIs: in a mode where the
 harness does NOT run every command unasked, the same tool calls run with ctx installed as without
 it.  ctx must not rewrite there (a Codex rewrite carries an allow that would skip the harness's
 own decision), and where a command ran, the harness's decision was its own.
@@ -7,7 +7,10 @@ Each harness runs in a headless mode real users use that keeps approvals:
 - codex exec with `approval_policy="on-request"` (commands run in Codex's sandbox; `codex exec`'s
   default policy is "never ask", which Codex reports as bypassPermissions, where ctx may rewrite);
 - gemini -p in its default approval mode with `--allowed-tools run_shell_command(pytest)`;
-- copilot -p --allow-tool 'shell(pytest)' (pytest allowed, nothing else).
+- copilot -p --allow-tool 'shell(pytest)' (pytest allowed, nothing else);
+- droid exec --auto medium (Droid's own risk rating decides; no one to ask, so it refuses above it).
+Not here: Qwen `-p` outside YOLO offers no shell tool at all, and OpenCode judges the rewritten
+command itself (ctx always rewrites there; docs/harnesses.md).
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ def _argv(name, repo):
         return full[:2] + ["-c", 'approval_policy="on-request"'] + full[2:]
     if name == "gemini":
         return [a for a in full if a not in ("--approval-mode", "yolo")] + ["--allowed-tools", "run_shell_command(pytest)"]
+    if name == "droid":
+        i = full.index("--skip-permissions-unsafe")
+        return full[:i] + ["--auto", "medium"] + full[i + 1:]
     return [a if a != "--allow-all-tools" else "--allow-tool=shell(pytest)" for a in full]
 
 
-@pytest.mark.parametrize("name", ["codex", "gemini", "copilot"])
+@pytest.mark.parametrize("name", ["codex", "gemini", "copilot", "droid"])
 def test_same_calls_run_with_and_without_ctx(name, tmp_path):
     arms = {}
     for with_ctx in (False, True):
@@ -62,7 +68,7 @@ def test_same_calls_run_with_and_without_ctx(name, tmp_path):
     assert wait_for(lambda: any(e["hook_event"] == "PreToolUse" for e in events(ctx.ctx_home, sess[0]["session_id"])))
     pre = [e for e in events(ctx.ctx_home, sess[0]["session_id"]) if e["hook_event"] == "PreToolUse"]
     assert pre and all(e["decision"] != "rewrite" for e in pre), [dict(e) for e in pre]
-    if name != "codex" and _ran(raw.outputs)[0]:
+    if name in ("gemini", "copilot") and _ran(raw.outputs)[0]:  # Codex and Droid cannot replace output
         # pytest ran under the harness's own permission: its post hook delivered ctx's digest
         assert "[ctx] pytest" in ctx.outputs[0] and "4 failed" in ctx.outputs[0], ctx.describe()
         assert "[ctx] pytest" not in raw.outputs[0]

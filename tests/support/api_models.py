@@ -330,7 +330,11 @@ class ChatCompletionsAPI(ScriptedAPI):
         if name is None:
             return None
         if name == "Execute":  # Droid's schema requires a sentence-cased summary of 3-8 words
-            return name, {"command": command, "summary": "Run a shell command now"}
+            args = {"command": command, "summary": "Run a shell command now"}
+            props = ((tools[name].get("parameters") or {}).get("properties") or {})
+            if "riskLevel" in props:  # under --auto, the model rates each command (as a model would: tests are low)
+                args.update(riskLevelReason="Runs the project's commands without changing anything.", riskLevel="low")
+            return name, args
         return name, {"command": command, "description": "run a command"}
 
     def on_post(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
