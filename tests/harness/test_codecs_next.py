@@ -119,3 +119,16 @@ def test_cursor_documented_payloads_and_answers():
     assert (read.kind, to_claude(read)["tool_input"]) == (PRE_FILE, {"file_path": "/ws/.env"})
     no_cwd = cursor.decode({k: v for k, v in CURSOR_PRE.items() if k != "cwd"})
     assert no_cwd.cwd == "/ws"  # the first workspace root
+
+
+def test_the_shim_lets_fail_closed_hosts_be_with_their_own_no_opinion_answer():
+    from reflex.harness import codecs
+    from reflex.shim import hook
+    for name in codecs.NAMES:
+        codec = codecs.get(name)
+        expected = getattr(codec, "NO_OPINION", b"")
+        assert hook._NO_OPINION.get(name, b"") == expected, name
+        # a host that blocks on a failed hook answers something on every path, or (OpenCode) its
+        # plugin treats an empty answer as "let it be"
+        if not codec.CAPS.fail_open:
+            assert expected or name == "opencode", name
