@@ -42,16 +42,9 @@ def detect(first_line: bytes) -> str | None:
 
 
 def read(path: str, fmt: str) -> list[Event]:
-    from reflex.harness.claude.transcript import events_from_records
-    records = []
+    from reflex.harness.claude.transcript import _loads, events_from_records
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                records.append(obj)
+        records = [r for r in (_loads(line.strip()) for line in f if line.strip()) if isinstance(r, dict)]
     translated = qwen_records(records) if fmt == "qwen" else droid_records(records)
     stem = os.path.splitext(os.path.basename(path))[0]
     return events_from_records(translated, session_id=_session_of(translated) or stem)
