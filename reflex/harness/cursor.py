@@ -15,8 +15,9 @@ and `duration_ms`.  The older shell-only events `beforeShellExecution` (`command
   "updated_input"}`: deny with the reason as agent_message; rewrite with `updated_input`;
 - postToolUse: `{"additional_context"}`; the output cannot be replaced;
 - always one JSON object, `{}` when ctx has nothing to say: with `failClosed: true` (which ctx
-  sets on its pre hook, so a crash cannot skip the safety plane) an empty or broken answer
-  blocks the tool, so the shim prints `{}` even when ctx itself fails (reflex.shim.hook);
+  does not set, so its own failure never blocks the agent, but which a user or an admin's policy
+  may set on ctx's entries) an empty or broken answer blocks the tool, so the shim prints `{}`
+  even when ctx itself fails (reflex.shim.hook);
 - timeouts are seconds.
 stdlib-only.
 """

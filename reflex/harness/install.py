@@ -14,7 +14,8 @@ Where each harness reads hooks (user scope / project scope):
              <project>/.github/hooks/ctx.json   (a file of ctx's own)
     qwen     ~/.qwen/settings.json / <project>/.qwen/settings.json
     droid    ~/.factory/settings.json / <project>/.factory/settings.json
-    cursor   ~/.cursor/hooks.json / <project>/.cursor/hooks.json (ctx's pre hook is failClosed)
+    cursor   ~/.cursor/hooks.json / <project>/.cursor/hooks.json (fail-open; a failClosed set on ctx's
+             entries is kept)
     opencode the plugin file $XDG_CONFIG_HOME/opencode/plugins/ctx.js (XDG_CONFIG_HOME defaults
              to ~/.config) / <project>/.opencode/plugins/ctx.js (a file of ctx's own); with
              --settings FILE, FILE is an opencode.json whose `plugin` list gets the plugin's file://
@@ -140,10 +141,10 @@ def entries(harness: str, launcher: str, portable: bool = False) -> dict[str, li
         return out
     if harness == "cursor":
         from reflex.harness.cursor import PRE_MATCHER as CURSOR_PRE
-        # failClosed on the pre hook: a crashed or hung ctx must not let a secret read through
-        # unchecked; the shim answers "{}" (let it be) whenever ctx itself fails.
-        return {"preToolUse": [{"command": cmd(), "matcher": CURSOR_PRE, "timeout": TOOL_TIMEOUT_S,
-                                "failClosed": True}],
+        # Fail-open like Cursor's default: ctx's own failure (a deleted launcher, a broken
+        # Python) must not block the agent.  A user or admin may set failClosed on ctx's entries;
+        # re-installing keeps it (merged), and the shim then still answers "{}" on every path.
+        return {"preToolUse": [{"command": cmd(), "matcher": CURSOR_PRE, "timeout": TOOL_TIMEOUT_S}],
                 "postToolUse": [{"command": cmd(), "matcher": "Shell", "timeout": TOOL_TIMEOUT_S}],
                 "sessionStart": [{"command": cmd(), "timeout": SESSION_TIMEOUT_S}],
                 "sessionEnd": [{"command": cmd(), "timeout": TOOL_TIMEOUT_S}]}
@@ -226,13 +227,24 @@ def strip_ours(settings: dict[str, Any], harness: str) -> dict[str, Any]:
 
 
 def merged(settings: dict[str, Any], harness: str, launcher: str, portable: bool) -> dict[str, Any]:
+    kept = _fail_closed_events(settings, harness)
     out = strip_ours(settings, harness)
     if harness in _FLAT:
         out.setdefault("version", 1)
     hooks = out.setdefault("hooks", {})
     for event, groups in entries(harness, launcher, portable).items():
+        if event in kept:
+            groups = [dict(g, failClosed=True) for g in groups]
         hooks.setdefault(event, []).extend(groups)
     return out
+
+
+def _fail_closed_events(settings: dict[str, Any], harness: str) -> set[str]:
+    """Cursor events whose ctx entry the user set failClosed on (kept across re-installs)."""
+    if harness != "cursor" or not isinstance(settings.get("hooks"), dict):
+        return set()
+    return {event for event, handlers in settings["hooks"].items() if isinstance(handlers, list)
+            and any(is_ours(h, harness) and h.get("failClosed") is True for h in handlers)}
 
 
 def install(paths: Any, harness: str, target: str, *, launcher: str, portable: bool = False,

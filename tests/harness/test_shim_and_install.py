@@ -156,8 +156,12 @@ def test_install_is_idempotent_backs_up_and_keeps_foreign_hooks(name, tmp_path):
     ours = [h for groups in installed["hooks"].values() for g in groups
             for h in ([g] if name in FLAT else g["hooks"]) if hinst.is_ours(h, name)]
     assert len(ours) == len(hinst.entries(name, "ctx"))
-    if name == "cursor":  # the pre hook holds the safety plane: a failure there must not skip it
-        assert installed["hooks"]["preToolUse"][-1]["failClosed"] is True
+    if name == "cursor":  # fail-open by default; a failClosed the user set on ctx's entry survives
+        assert "failClosed" not in installed["hooks"]["preToolUse"][-1]
+        installed["hooks"]["preToolUse"][-1]["failClosed"] = True
+        target.write_text(json.dumps(installed))
+        assert _ctx(ctx_home, "install", "--harness", name, env=env).returncode == 0
+        assert json.loads(target.read_text())["hooks"]["preToolUse"][-1]["failClosed"] is True
     removed = _ctx(ctx_home, "uninstall", "--harness", name, env=env)
     assert removed.returncode == 0, removed.stderr
     assert json.loads(target.read_text()) == (dict(seed, version=1) if name in FLAT else seed)
