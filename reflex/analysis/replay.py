@@ -30,12 +30,13 @@ from reflex.arc.policy import Policy, default_policy
 _HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)")
 
 
-FORMATS = ("claude", "codex", "gemini", "copilot", "events")
+FORMATS = ("claude", "codex", "gemini", "copilot", "qwen", "droid", "events")
 
 
 def detect_format(path) -> str:
-    """"events" for a ledger database, ledger export or Events JSONL; "codex", "gemini" or
-    "copilot" for those harnesses' own session recordings; "claude" for a transcript."""
+    """"events" for a ledger database, ledger export or Events JSONL; "codex", "gemini",
+    "copilot", "qwen" or "droid" for those harnesses' own session recordings; "claude" for a
+    Claude Code transcript."""
     from reflex.arc.ledger_events import SQLITE_MAGIC
     from reflex.harness.recordings import detect
     with open(path, "rb") as f:

@@ -15,7 +15,10 @@ _CTX = dict(ignore_unknown_options=True, allow_extra_args=True, help_option_name
 @click.command(context_settings=_CTX)
 @click.argument("harness", default="claude")
 def hook(harness):
-    """Answer one hook call: payload on stdin, answer on stdout (harness: claude)."""
+    """Answer one hook call: payload on stdin, answer on stdout.
+
+    HARNESS: claude (default), codex, gemini, copilot, qwen, opencode, droid or cursor; also
+    given as `--harness NAME`."""
     from reflex.shim.hook import main
     sys.exit(main([harness]))
 

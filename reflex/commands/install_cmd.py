@@ -1,5 +1,6 @@
 """`ctx install` / `ctx uninstall`: hook entries in Claude Code's settings.json, or with --harness in
-Codex's, Gemini's or Copilot's config (reflex/harness/install.py)."""
+another harness's config (Codex, Gemini, Copilot, Qwen, Droid, Cursor) or OpenCode's plugin
+(reflex/harness/install.py)."""
 
 import json
 
@@ -13,6 +14,9 @@ def _target(scope, settings):
     return settings or inst.settings_path(scope)
 
 
+HARNESS_CHOICES = ["claude", "codex", "gemini", "copilot", "qwen", "opencode", "droid", "cursor"]
+
+
 @click.command()
 @click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
               help="user: ~/.claude/settings.json (fast launcher); project: ./.claude/settings.json, safe to commit "
@@ -23,7 +27,7 @@ def _target(scope, settings):
               help="command: a process per hook (the safety plane works with the daemon down); http: loopback posts.")
 @click.option("--port", type=int, default=None, help="Loopback port for the http transport.")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
-@click.option("--harness", type=click.Choice(["claude", "codex", "gemini", "copilot"]), default="claude",
+@click.option("--harness", type=click.Choice(HARNESS_CHOICES), default="claude",
               show_default=True, help="The agent CLI whose hooks to install (docs/harnesses.md).")
 def install(scope, settings_file, transport, port, dry_run, harness):
     """Install ctx's hooks into Claude Code or another agent CLI (idempotent; backs up first)."""
@@ -55,7 +59,7 @@ def install(scope, settings_file, transport, port, dry_run, harness):
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="Remove from this settings file instead of the scope's.")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings; change nothing.")
-@click.option("--harness", type=click.Choice(["claude", "codex", "gemini", "copilot"]), default="claude",
+@click.option("--harness", type=click.Choice(HARNESS_CHOICES), default="claude",
               show_default=True, help="The agent CLI whose hooks to remove.")
 def uninstall(scope, settings_file, dry_run, harness):
     """Remove ctx's hooks from Claude Code settings or another agent CLI's (other hooks untouched)."""

@@ -1,4 +1,5 @@
-"""`ctx replay PATH [--format claude|codex|gemini|copilot|events] [--json]`: a recorded session through the fold."""
+"""`ctx replay PATH [--format claude|codex|gemini|copilot|qwen|droid|events] [--harness NAME] [--json]`: a
+recorded session through the fold."""
 
 import json
 
@@ -9,15 +10,16 @@ from reflex.errors import UserError
 
 @click.command("replay")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "gemini", "copilot", "events"]), default=None,
+@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "gemini", "copilot", "qwen", "droid", "events"]), default=None,
               help="claude: a Claude Code transcript JSONL; codex: a Codex rollout "
                    "(~/.codex/sessions/…/rollout-*.jsonl); gemini: a Gemini CLI chat recording "
                    "(~/.gemini/tmp/<project>/chats/session-*.jsonl); copilot: a Copilot CLI "
-                   "~/.copilot/session-state/<id>/events.jsonl; events: a ledger (database or "
+                   "~/.copilot/session-state/<id>/events.jsonl; qwen: ~/.qwen/projects/<project>/chats/*.jsonl; "
+                   "droid: ~/.factory/sessions/<cwd>/*.jsonl; events: a ledger (database or "
                    "`ctx ledger export`) or a JSONL of fold events.  Detected from the file when omitted.  "
                    "A harness's own file may be gzipped (session.jsonl.gz).")
 @click.option("--harness", default=None,
-              help="Only the sessions of this harness (claude, codex, gemini, copilot): for a ledger, the harness "
+              help="Only the sessions of this harness (claude, codex, gemini, copilot, qwen, opencode, droid, cursor): for a ledger, the harness "
                    "its hooks came from; for a harness's own recording, that harness.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: commands, decisions, firings.")
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,

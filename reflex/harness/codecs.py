@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-NAMES = ("codex", "gemini", "copilot")
+NAMES = ("codex", "gemini", "copilot", "qwen", "opencode", "droid", "cursor")
 
 
 def get(name: str) -> ModuleType | None:
@@ -14,6 +14,14 @@ def get(name: str) -> ModuleType | None:
         from reflex.harness import codex as codec
     elif name == "gemini":
         from reflex.harness import gemini as codec
-    else:
+    elif name == "copilot":
         from reflex.harness import copilot as codec
+    elif name == "qwen":
+        from reflex.harness import qwen as codec
+    elif name == "opencode":
+        from reflex.harness import opencode as codec
+    elif name == "droid":
+        from reflex.harness import droid as codec
+    else:
+        from reflex.harness import cursor as codec
     return codec

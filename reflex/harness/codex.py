@@ -19,11 +19,11 @@ stdlib-only.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from reflex.harness.claude_shaped import encode_claude_shaped
 from reflex.harness.model import (OTHER, POST_SHELL, PRE_SHELL, SESSION_END, SESSION_START, Capabilities, Decision,
-                    ShellEvent, as_str)
+                                  ShellEvent, as_str)
 
 NAME = "codex"
 CAPS = Capabilities(harness=NAME, shell_tool="Bash", can_rewrite=True, rewrite_needs_allow=True, can_deny=True,
@@ -54,19 +54,6 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
 
 
 def encode(decision: Decision, event: ShellEvent) -> bytes:
-    """An already degraded Decision -> Codex's answer on stdout (b"": nothing to say)."""
-    native = "PreToolUse" if event.kind == PRE_SHELL else "PostToolUse" if event.kind == POST_SHELL \
-        else event.native_event
-    out: dict[str, Any] = {"hookEventName": native}
-    if decision.action == "deny":
-        out.update(permissionDecision="deny", permissionDecisionReason=decision.reason or "denied by ctx")
-    elif decision.action == "rewrite":
-        updated = dict(event.tool_input)
-        updated["command"] = decision.command
-        out.update(permissionDecision="allow", updatedInput=updated,
-                   permissionDecisionReason=decision.reason or "ctx")
-    if decision.context:
-        out["additionalContext"] = decision.context
-    if len(out) == 1:
-        return b""
-    return json.dumps({"hookSpecificOutput": out}, ensure_ascii=True, separators=(",", ":")).encode()
+    """An already degraded Decision -> Codex's answer on stdout (b"": nothing to say).  Codex
+    applies a rewrite only together with "allow" (see the module docstring)."""
+    return encode_claude_shaped(decision, event, allow_with_rewrite=True)

@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_END,
-                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool)
+                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool,
+                                  split_status_line)
 
 NAME = "copilot"
 CAPS = Capabilities(harness=NAME, shell_tool="bash", can_rewrite=True, rewrite_needs_allow=False,
@@ -43,10 +44,7 @@ _STATUS = re.compile(r"\n?<shellId: [^>]*? completed with exit code (-?\d+)>\s*$
 
 
 def parse_output(text: str) -> tuple[str, int | None]:
-    m = _STATUS.search(text)
-    if not m:
-        return text, None
-    return text[:m.start()], int(m.group(1))
+    return split_status_line(text, _STATUS)
 
 
 def _infer(obj: dict[str, Any]) -> str:

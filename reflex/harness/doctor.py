@@ -1,4 +1,4 @@
-"""`ctx doctor` for Codex, Gemini and Copilot: each harness found on this machine, whether ctx's
+"""`ctx doctor` for every harness but Claude: each harness found on this machine, whether ctx's
 hooks are in its config, and (Codex) whether Codex will run them.
 
 A harness is "found" when its CLI is on PATH or its config directory exists.  Codex skips a hook
@@ -29,17 +29,19 @@ class Check(NamedTuple):
     fix: str | None = None
 
 _CONFIG_DIRS = {"codex": ("CODEX_HOME", ".codex"), "gemini": ("GEMINI_CLI_HOME", ".gemini"),
-                "copilot": ("COPILOT_HOME", ".copilot")}
+                "copilot": ("COPILOT_HOME", ".copilot"), "qwen": ("", ".qwen"), "droid": ("", ".factory"),
+                "cursor": ("", ".cursor"), "opencode": ("XDG_CONFIG_HOME", os.path.join(".config", "opencode"))}
+_BINARIES = {"cursor": "cursor-agent"}
 
 
 def found(harness: str, environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     var, sub = _CONFIG_DIRS[harness]
     home = env.get("HOME") or os.path.expanduser("~")
-    base = env.get(var) or os.path.join(home, sub)
-    if harness == "gemini" and env.get(var):
-        base = os.path.join(env[var], ".gemini")
-    return shutil.which(harness, path=env.get("PATH")) is not None or os.path.isdir(base)
+    base = (var and env.get(var)) or os.path.join(home, sub)
+    if harness in ("gemini", "opencode") and var and env.get(var):
+        base = os.path.join(env[var], os.path.basename(sub))
+    return shutil.which(_BINARIES.get(harness, harness), path=env.get("PATH")) is not None or os.path.isdir(base)
 
 
 def checks(paths: Any, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> list[Check]:
@@ -52,6 +54,11 @@ def checks(paths: Any, environ: Mapping[str, str] | None = None, cwd: str | None
         targets = [(scope, hinst.config_path(harness, scope, cwd, environ)) for scope in ("user", "project")]
         hooked = []
         for scope, target in targets:
+            if harness == "opencode":  # a plugin file, not hook entries
+                if os.path.isfile(target):
+                    hooked.append(target)
+                    out.append(Check(harness, True, "%s (%s): ctx's plugin installed" % (target, scope)))
+                continue
             try:
                 data, _ = load_settings(target)
             except InstallError as e:
@@ -80,7 +87,7 @@ def _our_events(data: dict[str, Any], harness: str) -> set[str]:
         if not isinstance(groups, list):
             continue
         for g in groups:
-            handlers = [g] if harness == "copilot" else (g.get("hooks") or []) if isinstance(g, dict) else []
+            handlers = [g] if harness in ("copilot", "cursor") else (g.get("hooks") or []) if isinstance(g, dict) else []
             if any(hinst.is_ours(h, harness) for h in handlers):
                 events.add(event)
     return events

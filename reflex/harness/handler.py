@@ -1,4 +1,4 @@
-"""The daemon's side of `ctx hook codex|gemini|copilot`: decode, decide once, encode.
+"""The daemon's side of `ctx hook <harness>` for every harness but Claude: decode, decide once, encode.
 
 A harness's payload is decoded by its codec into a ShellEvent, translated into the Claude-shaped
 payload the daemon's decision path reads, and run through that path (ClaudeHandler: safety plane,
@@ -15,7 +15,11 @@ What the Claude path cannot know about another harness is supplied here:
   --dangerously-bypass-approvals-and-sandbox (its payload's `permission_mode` says
   bypassPermissions under any `codex exec` approval policy, and a sandboxed `ctx run` cannot
   write its capture, so the payload alone is not enough), Gemini's YOLO approval mode,
-  Copilot's --allow-all-tools / --yolo.
+  Copilot's --allow-all-tools / --yolo, Droid's --skip-permissions-unsafe / --auto high,
+  cursor-agent's --force, Qwen's YOLO mode (from its payload).  OpenCode checks its permission
+  on the rewritten arguments (its plugin cannot say "allow"), so ctx rewrites there and OpenCode
+  still decides.  Qwen cannot rewrite at all: in YOLO mode the rewrite becomes a deny naming the
+  command to run, elsewhere its post hook replaces a successful command's output with the digest;
   Anywhere else the harness keeps its own decision and ctx digests the output in the post hook
   where the harness lets it replace output (Gemini, Copilot), or adds nothing (Codex);
 - call ids: Gemini and Copilot have none; pre and post are paired by session and command (the
@@ -45,7 +49,14 @@ _AUTO_FLAGS = {
     "codex": (("--dangerously-bypass-approvals-and-sandbox",), ("--yolo",)),
     "gemini": (("--yolo",), ("-y",), ("--approval-mode", "yolo"), ("--approval-mode=yolo",)),
     "copilot": (("--allow-all-tools",), ("--allow-all",), ("--yolo",)),
+    "droid": (("--skip-permissions-unsafe",), ("--auto", "high")),
+    "cursor": (("--force",), ("-f",), ("--yolo",)),
 }
+# Harnesses whose own permission check runs on the arguments that actually run (a rewrite's), and
+# whose rewrite carries no "allow": rewriting there leaves the decision to the harness.
+_JUDGES_WHAT_RUNS = ("opencode",)
+# Harnesses whose payload states their approval mode, and the modes that run every command unasked.
+_MODE_IN_PAYLOAD = {"qwen": ("yolo",)}
 
 
 class _Mode:
@@ -67,13 +78,22 @@ class _Decider(ClaudeHandler):
         # Where the post hook cannot replace the output (Codex), a digest could only be added
         # next to the whole output (more tokens, not fewer), and Codex's post hook does not say
         # the exit status the digest would report: none is made.
+        # Nor where the harness cannot replace a failure's output (Qwen's PostToolUseFailure).
         codec = codecs.get(self.harness)
-        if codec is None or not codec.CAPS.post_replaces_output:
+        if codec is None or not codec.CAPS.post_replaces_output or (
+                exit_code != 0 and not codec.CAPS.post_replaces_failed_output):
             self.held_back.pop(hook.tool_use_id, None)
             return None
         return super()._digest_held_back(hook, ev, fields, text, exit_code)
 
     def _permission(self, hook, hdr, env, root):  # noqa: ANN001 - ClaudeHandler's signature
+        if self.harness in _MODE_IN_PAYLOAD:
+            # Qwen says its approval mode in the payload; in YOLO it runs every command unasked.
+            auto = hook.permission_mode in _MODE_IN_PAYLOAD[self.harness]
+            why = "%s approval mode %s" % (self.harness, hook.permission_mode or "unknown")
+            return _Mode("auto" if auto else "default", None), Verdict(ALLOW if auto else UNKNOWN, why)
+        if self.harness in _JUDGES_WHAT_RUNS:
+            return _Mode("default", None), Verdict(ALLOW, "%s decides on the rewritten command itself" % self.harness)
         argv = harness_argv(self.harness, hdr.get("pid"))
         auto = argv is not None and _has_auto_flag(self.harness, argv)
         if self.harness == "codex" and hook.permission_mode != "bypassPermissions":
@@ -160,6 +180,10 @@ class HarnessHandler:
                 ev["decision"] = "deny" if fitted.action == "deny" else "pass"
         if event.kind == PRE_SHELL and fitted.action == "rewrite" and event.command is not None:
             self._expect_run(harness, event, fitted.command)
+        elif event.kind == PRE_SHELL and decision.action == "rewrite" and fitted.action == "deny":
+            # Denied with the command to run instead: the `ctx run` the model starts next reports
+            # the original command and belongs to this session.
+            self._expect_run(harness, event, None)
         answer = codec.encode(fitted, event) if not spooled else b""
         return answer, err, ev, session
 

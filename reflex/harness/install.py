@@ -1,4 +1,4 @@
-"""`ctx install --harness codex|gemini|copilot`: ctx's hook entries in each harness's own config.
+"""`ctx install --harness NAME`: ctx's hook entries in each harness's own config.
 
 Same rules as the Claude installer (reflex/install.py, whose file handling this reuses): our
 entries are recognised by their command and replaced, never duplicated; entries that are not ours
@@ -12,6 +12,15 @@ Where each harness reads hooks (user scope / project scope):
              <project>/.gemini/settings.json
     copilot  $COPILOT_HOME/hooks/ctx.json (COPILOT_HOME defaults to ~/.copilot) /
              <project>/.github/hooks/ctx.json   (a file of ctx's own)
+    qwen     ~/.qwen/settings.json / <project>/.qwen/settings.json
+    droid    ~/.factory/settings.json / <project>/.factory/settings.json
+    cursor   ~/.cursor/hooks.json / <project>/.cursor/hooks.json (fail-open; a failClosed set on ctx's
+             entries is kept)
+    opencode the plugin file $XDG_CONFIG_HOME/opencode/plugins/ctx.js (XDG_CONFIG_HOME defaults
+             to ~/.config) / <project>/.opencode/plugins/ctx.js (a file of ctx's own); with
+             --settings FILE, FILE is an opencode.json whose `plugin` list gets the plugin's file://
+             URL (the plugin then lives in ctx's home; no plugin directory is created, which spares
+             OpenCode's background npm install of its plugin SDK that a plugin directory triggers)
 
 Each gets the pre and post hooks of its shell tool and a session-start hook, which starts the
 daemon so the session's first command is handled (the shim waits for a cold daemon only there),
@@ -32,7 +41,10 @@ from typing import Any
 from reflex import config as config_mod
 from reflex.install import InstallError, load_settings, strip_handlers, write_settings
 
-HARNESSES = ("codex", "gemini", "copilot")
+HARNESSES = ("codex", "gemini", "copilot", "qwen", "opencode", "droid", "cursor")
+_SETTINGS_DIR = {"qwen": ".qwen", "droid": ".factory"}
+_FLAT = ("copilot", "cursor")  # events list their handlers directly, in a file with a "version"
+PLUGIN_MARKER = "ctx-plugin marker"
 TOOL_TIMEOUT_S = 5
 SESSION_TIMEOUT_S = 10
 CODEX_TRUST_STEP = ("Codex runs a hook only once you trust it: start `codex`, type /hooks, and trust the ctx "
@@ -57,14 +69,24 @@ def config_path(harness: str, scope: str, project_dir: str | None = None,
         base = env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
         return os.path.join(base, "hooks", "ctx.json") if scope == "user" else \
             os.path.join(project, ".github", "hooks", "ctx.json")
+    if harness in _SETTINGS_DIR:
+        return os.path.join(home if scope == "user" else project, _SETTINGS_DIR[harness], "settings.json")
+    if harness == "cursor":
+        return os.path.join(home if scope == "user" else project, ".cursor", "hooks.json")
+    if harness == "opencode":
+        base = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "opencode") \
+            if scope == "user" else os.path.join(project, ".opencode")
+        return os.path.join(base, "plugins", "ctx.js")
     raise InstallError("unknown harness %r (one of: claude, %s)" % (harness, ", ".join(HARNESSES)))
 
 
 def hook_command(launcher: str, harness: str, event: str | None = None, portable: bool = False) -> str:
     tail = "hook %s%s" % (harness, " " + event if event else "")
     if portable:
-        # Shared (project) files: whoever has no ctx on PATH gets a silent no-op.
-        return "command -v ctx >/dev/null 2>&1 || exit 0; exec ctx %s" % tail
+        # Shared (project) files: whoever has no ctx on PATH gets a silent no-op (Cursor's
+        # failClosed hook needs its "{}" for that).
+        noop = "{ echo '{}'; exit 0; }" if harness == "cursor" else "exit 0"
+        return "command -v ctx >/dev/null 2>&1 || %s; exec ctx %s" % (noop, tail)
     return "%s %s" % (shlex.quote(launcher), tail)
 
 
@@ -100,34 +122,151 @@ def entries(harness: str, launcher: str, portable: bool = False) -> dict[str, li
             return [{"type": "command", "bash": cmd(event), "timeoutSec": timeout_s}]
         return {"preToolUse": c("preToolUse", TOOL_TIMEOUT_S), "postToolUse": c("postToolUse", TOOL_TIMEOUT_S),
                 "sessionStart": c("sessionStart", SESSION_TIMEOUT_S), "sessionEnd": c("sessionEnd", TOOL_TIMEOUT_S)}
+    if harness in _SETTINGS_DIR:  # Claude-shaped groups (Qwen: ms timeouts, Droid: seconds)
+        from reflex.harness.codecs import get
+        codec = get(harness)
+        assert codec is not None
+        scale = 1000 if codec.CAPS.timeout_unit == "ms" else 1
+
+        def group(timeout_s: int, matcher: str | None = None) -> list[dict[str, Any]]:
+            g: dict[str, Any] = {"hooks": [{"type": "command", "command": cmd(), "timeout": timeout_s * scale}]}
+            if matcher:
+                g["matcher"] = matcher
+            return [g]
+        out = {"PreToolUse": group(TOOL_TIMEOUT_S, codec.PRE_MATCHER),
+               "PostToolUse": group(TOOL_TIMEOUT_S, codec.CAPS.shell_tool),
+               "SessionStart": group(SESSION_TIMEOUT_S), "SessionEnd": group(TOOL_TIMEOUT_S)}
+        if harness == "qwen":
+            out["PostToolUseFailure"] = group(TOOL_TIMEOUT_S, codec.CAPS.shell_tool)
+        return out
+    if harness == "cursor":
+        from reflex.harness.cursor import PRE_MATCHER as CURSOR_PRE
+        # Fail-open like Cursor's default: ctx's own failure (a deleted launcher, a broken
+        # Python) must not block the agent.  A user or admin may set failClosed on ctx's entries;
+        # re-installing keeps it (merged), and the shim then still answers "{}" on every path.
+        return {"preToolUse": [{"command": cmd(), "matcher": CURSOR_PRE, "timeout": TOOL_TIMEOUT_S}],
+                "postToolUse": [{"command": cmd(), "matcher": "Shell", "timeout": TOOL_TIMEOUT_S}],
+                "sessionStart": [{"command": cmd(), "timeout": SESSION_TIMEOUT_S}],
+                "sessionEnd": [{"command": cmd(), "timeout": TOOL_TIMEOUT_S}]}
     raise InstallError("unknown harness %r" % harness)
 
 
+def plugin_source(launcher: str) -> str:
+    """ctx's OpenCode plugin, with the command it runs (the launcher, or `ctx` on PATH)."""
+    from importlib.resources import files
+    from reflex.harness.opencode import PLUGIN_RESOURCE
+    text = files("reflex").joinpath(PLUGIN_RESOURCE).read_text(encoding="utf-8")
+    return text.replace("__CTX_LAUNCHER__", launcher.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+def plugin_path(paths: Any) -> str:
+    """Where `--settings opencode.json` installs keep the plugin: ctx's own home."""
+    return os.path.join(os.path.dirname(os.path.abspath(paths.config)), "opencode", "ctx-plugin.js")
+
+
+def _is_plugin_file(target: str) -> bool:
+    return target.endswith(".js")
+
+
+def _install_plugin(paths: Any, target: str, launcher: str, portable: bool, dry_run: bool
+                    ) -> tuple[dict[str, Any], bool, str | None]:
+    """OpenCode: the plugin file itself (a plugin directory), or its URL in an opencode.json."""
+    source = plugin_source("ctx" if portable else launcher)
+    if _is_plugin_file(target):
+        current = _read(target)
+        if current is not None and PLUGIN_MARKER not in current:
+            raise InstallError("%s exists and is not ctx's plugin; not overwritten" % target)
+        changed = current != source
+        if changed and not dry_run:
+            _write_text(target, source)
+        if not dry_run:
+            _remember(paths, "opencode", target, add=True, launcher=launcher)
+        return {"plugin": target}, changed, None
+    plugin = plugin_path(paths)
+    if not dry_run and _read(plugin) != source:
+        _write_text(plugin, source)
+    current, text = load_settings(target)
+    new = _without_plugin(current)
+    new["plugin"] = list(new.get("plugin") or []) + ["file://" + plugin]
+    return _apply(paths, "opencode", target, current, new, text, dry_run, add=True, launcher=launcher)
+
+
+def _without_plugin(settings: dict[str, Any]) -> dict[str, Any]:
+    out = dict(settings)
+    plugins = out.get("plugin")
+    if isinstance(plugins, list):
+        kept = [p for p in plugins if not (isinstance(p, str) and p.endswith("/opencode/ctx-plugin.js"))]
+        if kept:
+            out["plugin"] = kept
+        else:
+            del out["plugin"]
+    return out
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write_text(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.tmp-%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def strip_ours(settings: dict[str, Any], harness: str) -> dict[str, Any]:
-    out: dict[str, Any] = strip_handlers(settings, lambda h: is_ours(h, harness), flat=harness == "copilot")
+    out: dict[str, Any] = strip_handlers(settings, lambda h: is_ours(h, harness), flat=harness in _FLAT)
     if harness == "copilot" and set(out) <= {"version"}:
         return {}
     return out
 
 
 def merged(settings: dict[str, Any], harness: str, launcher: str, portable: bool) -> dict[str, Any]:
+    kept = _fail_closed_events(settings, harness)
     out = strip_ours(settings, harness)
-    if harness == "copilot":
+    if harness in _FLAT:
         out.setdefault("version", 1)
     hooks = out.setdefault("hooks", {})
     for event, groups in entries(harness, launcher, portable).items():
+        if event in kept:
+            groups = [dict(g, failClosed=True) for g in groups]
         hooks.setdefault(event, []).extend(groups)
     return out
 
 
+def _fail_closed_events(settings: dict[str, Any], harness: str) -> set[str]:
+    """Cursor events whose ctx entry the user set failClosed on (kept across re-installs)."""
+    if harness != "cursor" or not isinstance(settings.get("hooks"), dict):
+        return set()
+    return {event for event, handlers in settings["hooks"].items() if isinstance(handlers, list)
+            and any(is_ours(h, harness) and h.get("failClosed") is True for h in handlers)}
+
+
 def install(paths: Any, harness: str, target: str, *, launcher: str, portable: bool = False,
             dry_run: bool = False) -> tuple[dict[str, Any], bool, str | None]:
+    if harness == "opencode":
+        return _install_plugin(paths, target, launcher, portable, dry_run)
     current, text = load_settings(target)
     new = merged(current, harness, launcher, portable)
     return _apply(paths, harness, target, current, new, text, dry_run, add=True, launcher=launcher)
 
 
 def uninstall(paths: Any, harness: str, target: str, *, dry_run: bool = False) -> tuple[dict, bool, str | None]:
+    if harness == "opencode" and _is_plugin_file(target):
+        current_text = _read(target)
+        ours = current_text is not None and PLUGIN_MARKER in current_text
+        if ours and not dry_run:
+            os.unlink(target)
+            _remember(paths, harness, target, add=False)
+        return {}, ours, None
+    if harness == "opencode":
+        current, text = load_settings(target)
+        return _apply(paths, harness, target, current, _without_plugin(current), text, dry_run, add=False)
     current, text = load_settings(target)
     new = strip_ours(current, harness)
     if harness == "copilot" and not new and current and not dry_run:

@@ -55,6 +55,7 @@ class Capabilities:
     timeout_unit: str               # "s" or "ms" in the harness's hook config
     has_call_id: bool               # payloads carry an id pairing pre and post
     session_end: bool               # the harness reports the end of a session
+    post_replaces_failed_output: bool = True  # ...also after a failed command (Qwen: only after a success)
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,28 @@ def file_tool(tool: str | None, args: dict[str, Any], table: dict[str, tuple[str
         return None
     name, names = hit
     return name, {names[k]: v for k, v in args.items() if k in names}
+
+
+def shell_or_file_event(kind: str, tool: str | None, args: dict[str, Any], caps: Capabilities,
+                        table: dict[str, tuple[str, dict[str, str]]], **common: Any) -> ShellEvent | None:
+    """A pre hook on a tool other than the harness's shell: PRE_FILE (as Claude Code's file tool,
+    for the safety plane) when `table` maps it, else OTHER.  None: the shell tool, or not a pre
+    hook, which the codec decodes itself."""
+    if kind != PRE_SHELL or tool == caps.shell_tool:
+        return None
+    mapped = file_tool(tool, args, table)
+    if mapped is None:
+        return ShellEvent(kind=OTHER, tool_name=tool, **common)
+    return ShellEvent(kind=PRE_FILE, tool_name=mapped[0], tool_input=mapped[1], **common)
+
+
+def split_status_line(text: str, status: Any) -> tuple[str, int | None]:
+    """A shell result that ends in a status line (`status`, a compiled pattern whose group 1 is
+    the exit code) -> (the output before it, the exit code; None when there is no such line)."""
+    m = status.search(text)
+    if not m:
+        return text, None
+    return text[:m.start()], int(m.group(1))
 
 
 def as_int(value: Any) -> int | None:

@@ -39,7 +39,7 @@ import shlex
 from reflex.arc.events import Event
 from reflex.harness.calls import CallLog, read_recording
 
-HARNESSES = ("codex", "gemini", "copilot")
+HARNESSES = ("codex", "gemini", "copilot")   # read here; Qwen and Droid: reflex.harness.transcripts
 
 # Hook denials and refusals: the call never ran (ctx's own denials say "ctx safety: blocked").
 _NEVER_RAN = ("Command blocked by PreToolUse hook", "Tool execution blocked", "Denied by preToolUse hook",
@@ -373,12 +373,26 @@ def _copilot_complete(b: CallLog, d: dict) -> None:
                    timed_out="timed out" in text[:300].lower())
 
 
-READERS = {"codex": read_codex_rollout, "gemini": read_gemini_chat, "copilot": read_copilot_events}
+def _qwen_or_droid(fmt: str):
+    def read(path) -> list[Event]:
+        from reflex.harness import transcripts
+        return transcripts.read(path, fmt)
+    return read
+
+
+# Qwen's and Droid's files hold Claude-shaped facts record by record: reflex.harness.transcripts
+# translates them into Claude transcript records instead.
+READERS = {"codex": read_codex_rollout, "gemini": read_gemini_chat, "copilot": read_copilot_events,
+           "qwen": _qwen_or_droid("qwen"), "droid": _qwen_or_droid("droid")}
 
 
 def detect(head: bytes) -> str | None:
     """Which harness recorded a session file, from its first bytes (None: not one of these)."""
+    from reflex.harness import transcripts
     first = head.split(b"\n", 1)[0]
+    other = transcripts.detect(first)
+    if other is not None:
+        return other
     if b'"session_meta"' in first and b'"payload"' in first:
         return "codex"
     if b'"session.start"' in first and (b'copilot' in first or b'"producer"' in first):

@@ -1,4 +1,4 @@
-"""The permission-neutral invariant on the real Codex, Gemini and Copilot CLIs: in a mode where the
+"""The permission-neutral invariant on the real Codex, Gemini, Copilot and Droid CLIs: in a mode where the
 harness does NOT run every command unasked, the same tool calls run with ctx installed as without
 it.  ctx must not rewrite there (a Codex rewrite carries an allow that would skip the harness's
 own decision), and where a command ran, the harness's decision was its own.
@@ -10,7 +10,10 @@ Each harness runs in the headless modes real users use that keep approvals:
 - gemini -p in its default approval mode with `--allowed-tools run_shell_command(pytest)`, and in
   `--approval-mode auto_edit` with no shell command allowed;
 - copilot -p --allow-tool 'shell(pytest)' (pytest allowed, nothing else), and copilot -p with no
-  tool allowed at all.
+  tool allowed at all;
+- droid exec --auto medium (Droid's own risk rating decides; no one to ask, so it refuses above it).
+Not here: Qwen `-p` outside YOLO offers no shell tool at all, and OpenCode judges the rewritten
+command itself (ctx always rewrites there; docs/harnesses.md).
 (YOLO modes, where ctx does rewrite, are the sessions of test_harness_sessions.py.)
 """
 
@@ -37,7 +40,7 @@ def _ran(outputs):
 
 
 MODES = [("codex", "on-request"), ("codex", "read-only"), ("gemini", "default+pytest"),
-         ("gemini", "auto_edit"), ("copilot", "allow-pytest"), ("copilot", "nothing-allowed")]
+         ("gemini", "auto_edit"), ("copilot", "allow-pytest"), ("copilot", "nothing-allowed"), ("droid", "auto-medium")]
 # Gemini -p in auto_edit does not offer its shell tool at all (the model's call answers "Tool
 # not found"), so no hook fires: the invariant is only that nothing runs either way.
 NO_SHELL_TOOL = {("gemini", "auto_edit")}
@@ -54,6 +57,9 @@ def _argv(name, mode, repo):
         base = [a for a in full if a not in ("--approval-mode", "yolo")]
         return base + (["--allowed-tools", "run_shell_command(pytest)"] if mode == "default+pytest"
                        else ["--approval-mode", "auto_edit"])
+    if name == "droid":
+        i = full.index("--skip-permissions-unsafe")
+        return full[:i] + ["--auto", "medium"] + full[i + 1:]
     if mode == "allow-pytest":
         return [a if a != "--allow-all-tools" else "--allow-tool=shell(pytest)" for a in full]
     return [a for a in full if a != "--allow-all-tools"]
@@ -81,7 +87,7 @@ def test_same_calls_run_with_and_without_ctx(name, mode, tmp_path):
     pre = [e for e in events(ctx.ctx_home, sess[0]["session_id"]) if e["hook_event"] == "PreToolUse"]
     assert (pre or (name, mode) in NO_SHELL_TOOL) and all(e["decision"] != "rewrite" for e in pre), [
         dict(e) for e in pre]
-    if name != "codex" and _ran(raw.outputs)[0]:
+    if name in ("gemini", "copilot") and _ran(raw.outputs)[0]:  # Codex and Droid cannot replace output
         # pytest ran under the harness's own permission: its post hook delivered ctx's digest
         assert "[ctx] pytest" in ctx.outputs[0] and "4 failed" in ctx.outputs[0], ctx.describe()
         assert "[ctx] pytest" not in raw.outputs[0]

@@ -1,4 +1,4 @@
-"""One ctx session in a real agent CLI (Codex, Gemini or Copilot), and the checks every harness
+"""One ctx session in a real agent CLI (Codex, Gemini, Copilot, Qwen Code, OpenCode or Droid), and the checks every harness
 must pass, from what the scripted model received.
 
 The scripted "model" (a simulation of an agent; the CLI, hooks, shell, daemon and pytest are
@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.agent_clis import CLIRun, run_cli
-from tests.support.api_models import GeminiAPI, ResponsesAPI, ScriptedAPI
+from tests.support.agent_clis import CLIRun, opencode_config, run_cli
+from tests.support.api_models import ChatCompletionsAPI, GeminiAPI, ResponsesAPI, ScriptedAPI
 
 VENV_BIN = os.path.dirname(sys.executable)
 SEED_TEST = '''
@@ -46,6 +46,8 @@ def test_lookup_missing():
 FAILING_IDS = ["test_seed.py::test_score[alpha-6]", "[beta-10]", "[gamma-16]", "test_seed.py::test_lookup_missing"]
 SECRET = "sk-live-0123456789abcdef0123456789abcdef"
 HINT_RE = re.compile(r"ctx get (r:[^\s`'\"]+)")
+# ctx's answer where a harness cannot rewrite (reflex.harness.model.degrade): a deny naming the command.
+SUGGESTION_RE = re.compile(r"Run it as: (.+?)\s*$", re.S)
 
 
 def make_repo(repo: Path, files: dict[str, str] | None = None) -> Path:
@@ -71,21 +73,47 @@ def ctx(ctx_home: Path, *args: str, env: dict[str, str] | None = None, timeout: 
                           timeout=timeout)
 
 
-def install(name: str, ctx_home: Path, home: Path) -> str:
-    """`ctx install --harness NAME` as a user would run it, into the run's throwaway HOME."""
-    env = {"HOME": str(home)}
+def install(name: str, ctx_home: Path, home: Path, repo: Path | None = None) -> str:
+    """`ctx install --harness NAME` as a user would run it, into the run's throwaway HOME (OpenCode:
+    into the project's opencode.json, see agent_clis.prepare_home)."""
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     if name == "codex":
         env["CODEX_HOME"] = str(home / ".codex")
     if name == "copilot":
         env["COPILOT_HOME"] = str(home / ".copilot")
-    p = ctx(ctx_home, "install", "--harness", name, env=env)
+    where = ("--settings", str(repo / "opencode.json")) if name == "opencode" and repo is not None else ()
+    p = ctx(ctx_home, "install", "--harness", name, *where, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
-    again = ctx(ctx_home, "install", "--harness", name, env=env)
+    again = ctx(ctx_home, "install", "--harness", name, *where, env=env)
     assert again.returncode == 0 and "already current" in again.stdout, again.stdout + again.stderr
     return p.stdout
 
 
-def api_for(name: str, policy) -> ScriptedAPI:  # noqa: ANN001
+CHAT_COMPLETIONS = ("qwen", "opencode", "droid")
+OWN_TRANSCRIPT = ("qwen", "droid")  # session files `ctx replay` reads (reflex/harness/transcripts.py)
+# Qwen ignores every rewrite a pre hook answers: in its YOLO mode ctx denies the command with the
+# one to run instead, and the model (as a real one would) runs that.
+DENY_WITH_SUGGESTION = ("qwen",)
+
+
+def suggestions(outputs: list[str]) -> list[str]:
+    return [o for o in outputs if SUGGESTION_RE.search(o)]
+
+
+def following_suggestions(policy):  # noqa: ANN001, ANN201
+    """The model runs the command a denial names; its script goes on over the other outputs."""
+    def follow(outputs: list[str]) -> str | None:
+        if outputs:
+            m = SUGGESTION_RE.search(outputs[-1])
+            if m:
+                return m.group(1)
+        return policy([o for o in outputs if not SUGGESTION_RE.search(o)])
+    return follow
+
+
+def api_for(name: str, policy, repo: Path | None = None) -> ScriptedAPI:  # noqa: ANN001
+    if name in CHAT_COMPLETIONS:
+        return ChatCompletionsAPI(policy, root=str(repo) if repo else None)
     return GeminiAPI(policy) if name == "gemini" else ResponsesAPI(policy)
 
 
@@ -129,14 +157,18 @@ def run_session(name: str, tmp_path: Path, policy=loop_policy, *, with_ctx: bool
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     ctx_home = tmp_path / "ctxhome"
-    with api_for(name, policy) as api:
+    if name in DENY_WITH_SUGGESTION:
+        policy = following_suggestions(policy)
+    with api_for(name, policy, repo) as api:
         if max_steps is not None:
             api.max_steps = max_steps
         url = api.base_url
         from tests.support.agent_clis import prepare_home
         prepare_home(name, home, url)
+        if name == "opencode":
+            (repo / "opencode.json").write_text(json.dumps(opencode_config(url)))
         if with_ctx:
-            install(name, ctx_home, home)
+            install(name, ctx_home, home, repo)
         run = run_cli(name, repo=repo, home=home, api_url=url, prompt=prompt,
                       env_extra={**ctx_env(ctx_home), **(env_extra or {})}, extra_args=extra_args,
                       argv=argv_override)
@@ -178,8 +210,13 @@ def check_loop(s: Session) -> None:
     assert s.run.returncode == 0, s.describe()
     assert not s.api.errors, s.describe()
     file_reader = s.name != "codex"  # Codex reads files through its shell only
-    assert len(s.outputs) == (5 if file_reader else 4), s.describe()
-    first, second, followed, secret = s.outputs[:4]
+    outputs = s.outputs
+    if s.name in DENY_WITH_SUGGESTION:  # each test run was denied once, naming `ctx run -- ...`
+        denied = suggestions(outputs)
+        assert len(denied) == 2 and all(" run -- " in SUGGESTION_RE.search(d).group(1) for d in denied), s.describe()
+        outputs = [o for o in outputs if o not in denied]
+    assert len(outputs) == (5 if file_reader else 4), s.describe()
+    first, second, followed, secret = outputs[:4]
     # 1. the first run is a digest naming every failing test
     assert "[ctx] pytest" in first, s.describe()
     for test_id in FAILING_IDS:
@@ -194,9 +231,9 @@ def check_loop(s: Session) -> None:
     assert SECRET not in "".join(s.outputs), s.describe()
     assert "secret" in secret.lower() and "ctx" in secret.lower(), s.describe()
     if file_reader:  # the harness's own file tool does not read it either (denied by ctx, or by the CLI)
-        assert SECRET not in s.outputs[4] and "API_KEY" not in s.outputs[4], s.describe()
-        if s.name == "copilot":
-            assert "secret" in s.outputs[4].lower() and "ctx" in s.outputs[4].lower(), s.describe()
+        assert SECRET not in outputs[4] and "API_KEY" not in outputs[4], s.describe()
+        if s.name != "gemini":  # Gemini's read_file refuses .env itself, before its hook
+            assert "secret" in outputs[4].lower() and "ctx" in outputs[4].lower(), s.describe()
     # 5. the ledger has the session's events, labelled with the harness
     sess = [x for x in sessions(s.ctx_home) if x["harness"] == s.name]
     assert len(sess) == 1, sessions(s.ctx_home)
@@ -208,8 +245,12 @@ def check_loop(s: Session) -> None:
     names = [e["hook_event"] for e in hooks]
     assert names[0] == "SessionStart", names
     pre = [e for e in hooks if e["hook_event"] == "PreToolUse"]
-    assert [e["command"] for e in pre][:2] == ["pytest -q", "pytest -q 2>&1 | tail -50"], [e["command"] for e in pre]
-    assert pre[0]["decision"] == "rewrite" and pre[1]["decision"] == "rewrite", [dict(e) for e in pre]
+    if s.name in DENY_WITH_SUGGESTION:  # the denied originals; the `ctx run` calls the model made
+        degraded = [e for e in pre if (json.loads(e["data"] or "{}").get("degraded") or {}).get("to") == "deny"]
+        assert [e["command"] for e in degraded] == ["pytest -q", "pytest -q 2>&1 | tail -50"], [dict(e) for e in pre]
+    else:
+        assert [e["command"] for e in pre][:2] == ["pytest -q", "pytest -q 2>&1 | tail -50"], [e["command"] for e in pre]
+        assert pre[0]["decision"] == "rewrite" and pre[1]["decision"] == "rewrite", [dict(e) for e in pre]
     assert any(e["decision"] == "deny" and e["command"] == "cat .env" for e in pre), [dict(e) for e in pre]
     runs = [e for e in evs if e["kind"] == "run"]
     assert [r["command"] for r in runs][:2] == ["pytest -q", "pytest -q 2>&1 | tail -50"], runs
@@ -223,22 +264,35 @@ def check_loop(s: Session) -> None:
     assert json.loads(ctx(s.ctx_home, "stats", "--harness", other, "--json").stdout)["sessions"] == 0
     verify = ctx(s.ctx_home, "ledger", "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    # 7. `ctx replay` reads the session as the CLI itself recorded it, through the same fold
-    recorded = recording(s)
-    p = ctx(s.ctx_home, "replay", str(recorded), "--json")
-    assert p.returncode == 0, p.stdout + p.stderr
-    report = json.loads(p.stdout)
-    decisions = report["decisions"]
-    assert report["commands"] == 4 and decisions[-1]["command"] == "cat .env", decisions
-    assert decisions[-1]["decision"] == "deny", decisions
-    rerun = decisions[1]["tool_use_id"]
-    assert any(f["detector"] == "starvation" and f["tool_use_id"] == rerun for f in report["firings"]), report
-    # ... and the ledger replays per harness: this session under its own name, nothing under another
+    # 7. replay: the session, from ctx's own ledger export, decides as the live run did
+    export = ctx(s.ctx_home, "ledger", "export")
+    assert export.returncode == 0, export.stderr
+    (s.repo.parent / "ledger-export.jsonl").write_text(export.stdout)
+    replay = ctx(s.ctx_home, "replay", str(s.repo.parent / "ledger-export.jsonl"), "--format", "events")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    replayed = replay.stdout.split("session %s:" % sid, 1)[-1]
+    assert re.search(r"deny\s+cat \.env", replayed) and "starvation" in replayed, replay.stdout
+    # ... per harness: this session under its own name, nothing under another
     db = str(s.ctx_home / "ledger.db")
     mine = json.loads(ctx(s.ctx_home, "replay", db, "--harness", s.name, "--json").stdout)
     assert mine["commands"] >= 4 and any(d["command"] == "cat .env" and d["decision"] == "deny"
                                          for d in mine["decisions"]), mine
     assert json.loads(ctx(s.ctx_home, "replay", db, "--harness", other, "--json").stdout)["commands"] == 0
+    if s.name in OWN_TRANSCRIPT:  # ...and from the harness's own session file
+        start = next(e for e in hooks if e["hook_event"] == "SessionStart")
+        path = json.loads(start["data"])["transcript_path"]
+        own = ctx(s.ctx_home, "replay", path)
+        assert own.returncode == 0 and ("session %s:" % sid) in own.stdout, own.stdout + own.stderr
+        assert re.search(r"deny\s+cat \.env", own.stdout) and re.search(r"\s+pytest -q\n", own.stdout), own.stdout
+    if s.name in RECORDINGS:  # ...and from the session file the CLI wrote itself
+        p = ctx(s.ctx_home, "replay", str(recording(s)), "--json")
+        assert p.returncode == 0, p.stdout + p.stderr
+        report = json.loads(p.stdout)
+        decisions = report["decisions"]
+        assert report["commands"] == 4 and decisions[-1]["command"] == "cat .env", decisions
+        assert decisions[-1]["decision"] == "deny", decisions
+        rerun = decisions[1]["tool_use_id"]
+        assert any(f["detector"] == "starvation" and f["tool_use_id"] == rerun for f in report["firings"]), report
 
 
 RECORDINGS = {"codex": ".codex/sessions/*/*/*/rollout-*.jsonl", "gemini": ".gemini/tmp/*/chats/session-*.jsonl",

@@ -1,5 +1,5 @@
-"""Scripted model servers for the real Codex, Copilot (OpenAI Responses API) and Gemini (Gemini
-API) CLIs, offline on 127.0.0.1.  stdlib only.
+"""Scripted model servers for the real Codex, Copilot (OpenAI Responses API), Gemini (Gemini API),
+Qwen Code, OpenCode and Droid (Chat Completions) CLIs, offline on 127.0.0.1.  stdlib only.
 
 The "model" is a policy: given the tool outputs the model has received so far in this
 conversation (rebuilt from each request, so a retried request gets the same answer), it returns
@@ -274,3 +274,98 @@ class GeminiAPI(ScriptedAPI):
             self.send(handler, 200, "text/event-stream", data)
             return
         self.send(handler, 404, "application/json", b'{"error":{"code":404,"message":"unsupported"}}')
+
+
+class ChatCompletionsAPI(ScriptedAPI):
+    """OpenAI Chat Completions (POST /v1/chat/completions, SSE or not): Qwen Code's
+    `run_shell_command`, OpenCode's `bash` and Droid's `Execute`.  Requests without tools (titles)
+    get a short text.  `@read PATH` calls the CLI's file reader with PATH made absolute under
+    `root` (Qwen `read_file`, OpenCode `read`, Droid `Read`)."""
+
+    SHELL_TOOLS = ("run_shell_command", "bash", "Execute")
+    READ_TOOLS = ("read_file", "read", "Read")
+    PATH_PARAMS = ("file_path", "absolute_path", "filePath", "path")
+
+    def __init__(self, policy: Policy, root: str | None = None) -> None:
+        super().__init__(policy)
+        self.root = root
+
+    @property
+    def base_url(self) -> str:
+        return "http://127.0.0.1:%d/v1" % self.port
+
+    def on_get(self, handler: BaseHTTPRequestHandler) -> None:
+        if "/models" in handler.path:
+            self.send(handler, 200, "application/json", b'{"object":"list","data":[{"id":"mock-model","object":"model"}]}')
+        else:
+            super().on_get(handler)
+
+    @staticmethod
+    def outputs_of(body: Any) -> list[str]:
+        outs = []
+        for m in (body or {}).get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "tool":
+                content = m.get("content")
+                if isinstance(content, list):
+                    content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+                outs.append(content if isinstance(content, str) else json.dumps(content))
+        return outs
+
+    def tool_outputs(self) -> list[str]:
+        main = [r.body for r in self.requests if isinstance(r.body, dict) and r.body.get("tools")]
+        return self.outputs_of(main[-1]) if main else []
+
+    def _call(self, command: str, tools: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if command.startswith("@read "):
+            name = next((n for n in self.READ_TOOLS if n in tools), None)
+            if name is None:
+                return None
+            props = ((tools[name].get("parameters") or {}).get("properties") or {})
+            key = next((k for k in self.PATH_PARAMS if k in props), "file_path")
+            path = command[len("@read "):]
+            if self.root and not path.startswith("/"):
+                path = "%s/%s" % (self.root.rstrip("/"), path)
+            return name, {key: path}
+        name = next((n for n in self.SHELL_TOOLS if n in tools), None)
+        if name is None:
+            return None
+        if name == "Execute":  # Droid's schema requires a sentence-cased summary of 3-8 words
+            args = {"command": command, "summary": "Run a shell command now"}
+            props = ((tools[name].get("parameters") or {}).get("properties") or {})
+            if "riskLevel" in props:  # under --auto, the model rates each command (as a model would: tests are low)
+                args.update(riskLevelReason="Runs the project's commands without changing anything.", riskLevel="low")
+            return name, args
+        return name, {"command": command, "description": "run a command"}
+
+    def on_post(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+        if not handler.path.split("?")[0].endswith("/chat/completions") or not isinstance(body, dict):
+            self.send(handler, 404, "application/json", b'{"error":{"message":"unsupported"}}')
+            return
+        n = len(self.requests)
+        tools = {t["function"]["name"]: t["function"] for t in body.get("tools") or []
+                 if isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name")}
+        outputs = self.outputs_of(body)
+        command = self.next_command(outputs) if tools else None
+        call = self._call(command, tools) if command is not None else None
+        if call is not None:
+            delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": "call_%d" % len(outputs), "type": "function",
+                 "function": {"name": call[0], "arguments": json.dumps(call[1])}}]}
+            finish = "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": "done" if tools else "ok"}, "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        base = {"id": "chatcmpl-%d" % n, "created": int(time.time()), "model": body.get("model", "mock-model")}
+        if not body.get("stream"):
+            message = dict(delta)
+            for tc in message.get("tool_calls") or []:
+                tc.pop("index", None)
+            data = dict(base, object="chat.completion", usage=usage,
+                        choices=[{"index": 0, "message": message, "finish_reason": finish}])
+            self.send(handler, 200, "application/json", json.dumps(data).encode())
+            return
+        chunks = [dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+                  dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": {}, "finish_reason": finish}]),
+                  dict(base, object="chat.completion.chunk", choices=[], usage=usage)]
+        data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+        self.send(handler, 200, "text/event-stream", data)
