@@ -1,8 +1,10 @@
-"""Hook round trip per harness: `ctx hook claude|codex|gemini|copilot`, daemon warm, against
+"""Hook round trip per harness: `ctx hook claude|codex|gemini|copilot|qwen|opencode|droid|cursor`,
+daemon warm, against
 `python -S -c pass` (and `python3 -c pass`), interleaved in one run so drift hits all arms alike.
 
 Each harness gets its own pre-shell payload for `pytest -q` (shapes recorded from Claude Code
-2.1.332, Codex 0.171.0, Gemini 0.61.0, Copilot 1.0.102), through the fast launcher that
+2.1.332, Codex 0.171.0, Gemini 0.61.0, Copilot 1.0.102, Qwen 0.24.4, ctx's OpenCode 1.18.33
+plugin, Droid 0.225.2; Cursor's from its documentation), through the fast launcher that
 `ctx install --harness` writes into the harness's config.  The non-Claude harnesses pay for the
 codec on top of Claude's path (decode, translate, decide once, encode); this measures what that
 costs per tool call.  Whether the answer was a rewrite is recorded: the bench process is not the
@@ -37,6 +39,21 @@ def payloads(cwd):
                     "tool_name": "run_shell_command", "tool_input": {"command": cmd, "description": "Run tests"}}, []),
         "copilot": ({"sessionId": "bench-copilot", "timestamp": 1796078490512, "cwd": cwd, "toolName": "bash",
                      "toolArgs": {"command": cmd, "description": "Run tests"}}, ["preToolUse"]),
+        "qwen": ({"session_id": "bench-qwen", "transcript_path": "/tmp/q.jsonl", "cwd": cwd,
+                  "hook_event_name": "PreToolUse", "timestamp": "2026-12-01T00:00:00.000Z", "permission_mode": "yolo",
+                  "tool_name": "run_shell_command", "tool_input": {"command": cmd, "description": "Run tests"},
+                  "tool_use_id": "toolu_bench", "tool_call_id": "call_1"}, []),
+        # what ctx's OpenCode plugin hands the shim from tool.execute.before
+        "opencode": ({"hook_event_name": "tool.execute.before", "session_id": "ses_bench", "call_id": "call_1",
+                      "tool": "bash", "args": {"command": cmd, "description": "Run tests"}, "cwd": cwd}, []),
+        "droid": ({"session_id": "bench-droid", "transcript_path": "/tmp/d.jsonl", "cwd": cwd,
+                   "permission_mode": "auto-low", "hook_event_name": "PreToolUse", "tool_name": "Execute",
+                   "tool_input": {"command": cmd, "description": "Run tests"}}, []),
+        # Cursor: its documented schema (no client runs here)
+        "cursor": ({"conversation_id": "bench-cursor", "generation_id": "g", "model": "gpt-5",
+                    "hook_event_name": "preToolUse", "cursor_version": "2.1.0", "workspace_roots": [cwd],
+                    "tool_name": "Shell", "tool_input": {"command": cmd}, "tool_use_id": "tu_1", "cwd": cwd,
+                    "transcript_path": "/tmp/c.jsonl"}, []),
     }
 
 

@@ -78,7 +78,9 @@ def harness_hooks_rows():
     a = d["arms"]
     base = _get(a, "python -S -c pass.median_ms")
     out = []
-    for name in ("claude", "codex", "gemini", "copilot"):
+    for name in ("claude", "codex", "gemini", "copilot", "qwen", "opencode", "droid", "cursor"):
+        if "ctx hook %s" % name not in a:
+            continue
         v = _get(a, "ctx hook %s.median_ms" % name)
         out.append(row(12, "hook round trip, `ctx hook %s` (median, daemon warm)" % name, v, "ms",
                        "python -S -c pass", base, note="" if d.get("all_answered_cleanly") else
