@@ -37,16 +37,16 @@ JOIN (SELECT ledger, max(through_id) AS t FROM inputs GROUP BY ledger) m
   ON i.ledger = m.ledger AND i.through_id = m.t"""
 
 # Each session's latest facts snapshot within its ledger's committed range (`li`), one row per
-# ledger and session, decided on the session rows alone (a few percent of the facts).  `owned`
+# ledger and session, decided on the session rows alone (a few percent of the facts), and kept
+# narrow (no digest, no path): at 100M events it holds millions of rows.  `owned`
 # marks the snapshot the compile reads: a session found in two ledgers is read from the ledger
 # whose digest sorts first, as the SQLite compile does.  Materialized once (Engine.materialize):
 # the run rows then go through a single join with it.
 SQL_CURRENT_SESSIONS = """
-SELECT ledger, session_id, through_id, digest, who, project, harness,
+SELECT ledger, session_id, through_id,
        CASE WHEN digest = min(digest) OVER (PARTITION BY session_id) THEN 1 ELSE 0 END AS owned
 FROM (
-  SELECT f.ledger, f.session_id, f.through_id, li.digest, f.part_user AS who,
-         coalesce(f.project, '') AS project, coalesce(f.harness, 'claude') AS harness,
+  SELECT f.ledger, f.session_id, f.through_id, li.digest,
          row_number() OVER (PARTITION BY f.ledger, f.session_id ORDER BY f.through_id DESC) AS newest
   FROM facts f JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
   WHERE f.row_kind = 'session'
@@ -58,11 +58,12 @@ MINE_RUNS = """facts f JOIN cur c
   ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
 WHERE c.owned = 1 AND f.row_kind = 'run'"""
 
+# Per ledger (compile_dataset adds them up per digest, as the SQLite compile counts per file).
 SQL_SESSIONS = """
-SELECT digest, count(*) AS sessions, sum(owned) AS read_here
+SELECT ledger, count(*) AS sessions, sum(owned) AS read_here
 FROM cur
-GROUP BY digest
-ORDER BY digest"""
+GROUP BY ledger
+ORDER BY ledger"""
 
 SQL_DENSITIES = "SELECT DISTINCT f.first_density FROM " + MINE_RUNS + " AND f.first_density IS NOT NULL"
 
@@ -140,6 +141,9 @@ def _check_dataset(dataset_dir):
                                % (dataset_dir, t))
 
 
+DEFAULT_MEMORY_LIMIT = "700MB"
+
+
 class DuckDB:
     """The embedded engine: one in-process connection over the dataset's files."""
 
@@ -148,11 +152,15 @@ class DuckDB:
     def __init__(self, dataset_dir, *, memory_limit: str | None = None, threads: int | None = None):
         import duckdb
         self.con = duckdb.connect(":memory:")
-        # DuckDB takes up to 80% of RAM by default and spills past its limit: a shared machine can
-        # cap it (e.g. CTX_DUCKDB_MEMORY_LIMIT=1GB) at the price of temp files.
-        memory_limit = memory_limit or os.environ.get("CTX_DUCKDB_MEMORY_LIMIT")
-        if memory_limit:
-            self.con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
+        # DuckDB would take up to 80% of RAM; capped, it spills.  700MB keeps the whole process
+        # under 1 GB at 100M events (evals/bench_team.py) for little time;
+        # CTX_DUCKDB_MEMORY_LIMIT (e.g. 8GB) lets a big machine trade memory for speed.
+        memory_limit = memory_limit or os.environ.get("CTX_DUCKDB_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
+        self.con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
+        # Spill (past the limit) into a private temp directory, not ./.tmp wherever the user stands.
+        import tempfile
+        self.spill = tempfile.mkdtemp(prefix="ctx-duckdb-")
+        self.con.execute("SET temp_directory = '%s'" % self.spill.replace("'", "''"))
         if threads:
             self.con.execute("SET threads = %d" % int(threads))
         self.con.execute("SET preserve_insertion_order = false")
@@ -177,7 +185,9 @@ class DuckDB:
                          % self.globs[table].replace("'", "''"))
 
     def close(self):
+        import shutil
         self.con.close()
+        shutil.rmtree(self.spill, ignore_errors=True)
 
 
 def spark_session(master: str | None = None, *, app="ctx-policy-compile"):
@@ -311,10 +321,12 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
         raise CompileError("%s holds no committed exports" % dataset_dir)
     by_digest = {i.digest: i for i in inputs}
     n_sessions = 0
-    for digest, sessions, read_here in res["sessions"]:
+    digest_of = {ledger: digest for ledger, _t, digest, *_rest in res["inputs"]}
+    for ledger, sessions, read_here in res["sessions"]:
+        digest = digest_of.get(ledger)
         if digest in by_digest:
-            by_digest[digest].sessions = int(read_here)
-            by_digest[digest].skipped_sessions = int(sessions) - int(read_here)
+            by_digest[digest].sessions += int(read_here)
+            by_digest[digest].skipped_sessions += int(sessions) - int(read_here)
             n_sessions += int(read_here)
     cells: dict = {}
     n_out = len(OUTCOME_COLUMNS)

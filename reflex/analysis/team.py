@@ -35,12 +35,13 @@ ROW_FIELDS = ("user", "project", "harness", "family", "sessions", "runs", "diges
 # Per session first (its runs of a family), then per group: no count(DISTINCT) over the run rows.
 SQL_RUNS = """
 WITH per_session AS (
-  SELECT c.who, c.project, c.harness, f.family, f.session_id, count(*) AS runs, sum(f.digested) AS digested,
+  SELECT f.part_user AS who, coalesce(f.project, '') AS project, coalesce(f.harness, 'claude') AS harness,
+         f.family, f.session_id, count(*) AS runs, sum(f.digested) AS digested,
          sum(f.raw_tokens) AS raw_tokens, sum(f.delivered_tokens) AS delivered_tokens,
          sum(f.saved_tokens) AS saved_tokens, sum(f.rerun) AS reruns, sum(f.requeried) AS requeried,
          sum(f.o_landed) AS landings
   FROM """ + MINE_RUNS + """
-  GROUP BY c.who, c.project, c.harness, f.family, f.session_id
+  GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude'), f.family, f.session_id
 )
 SELECT who, project, harness, family, count(*) AS sessions, sum(runs), sum(digested), sum(raw_tokens),
        sum(delivered_tokens), sum(saved_tokens), sum(reruns), sum(requeried), sum(landings)
@@ -48,9 +49,12 @@ FROM per_session
 GROUP BY who, project, harness, family"""
 
 SQL_SESSIONS = """
-SELECT who, project, harness, count(*) AS sessions
-FROM cur WHERE owned = 1
-GROUP BY who, project, harness"""
+SELECT f.part_user AS who, coalesce(f.project, '') AS project, coalesce(f.harness, 'claude') AS harness,
+       count(*) AS sessions
+FROM facts f JOIN cur c
+  ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
+WHERE c.owned = 1 AND f.row_kind = 'session'
+GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude')"""
 
 # Hook latency and the epoch in force, from the per-export hook summaries the exporter writes
 # (reflex.analysis.dataset.hook_summary): latency value counts, so the nearest-rank percentiles
