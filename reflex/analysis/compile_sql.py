@@ -65,7 +65,9 @@ FROM cur
 GROUP BY ledger
 ORDER BY ledger"""
 
-SQL_DENSITIES = "SELECT DISTINCT f.first_density FROM " + MINE_RUNS + " AND f.first_density IS NOT NULL"
+# Every density a first digest was rendered at, in any snapshot (a superset of those read: a
+# density no row read has adds a pair of zero columns, which compile_dataset ignores).  No join.
+SQL_DENSITIES = "SELECT DISTINCT first_density FROM facts WHERE row_kind = 'run' AND first_density IS NOT NULL"
 
 
 def sql_cells(densities) -> str:

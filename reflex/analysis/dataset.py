@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from reflex.ledger import schema
 from reflex.analysis.stats.ledger_read import EVENT_READ_COLUMNS
 
-BATCH = 128_000          # events per row group written (and per SQLite fetch)
+BATCH = 64_000           # events per row group written and per SQLite fetch (an export holds ~2 per date)
 TABLES = ("events", "facts", "hooks", "inputs")
 _NAME = re.compile(r"^part-(?P<host>.+)-(?P<ledger>[0-9a-f]{16})-(?P<first>\d{12})-(?P<last>\d{12})\.parquet$")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
