@@ -6,6 +6,7 @@ reflex.analysis.team).  Layout, hive-partitioned so engines prune by date, host 
 
     DIR/events/date=YYYY-MM-DD/host=H/user=U/part-H-L-FIRST-LAST.parquet   the events (by their ts)
     DIR/facts/ date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          per-run compile facts
+    DIR/hooks/ date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          hook latency counts (hook_summary)
     DIR/inputs/date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          one row: the export itself
 
 L is the ledger's identity (the hash of its first event: it never changes as the ledger grows) and
