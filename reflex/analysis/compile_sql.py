@@ -27,88 +27,108 @@ from __future__ import annotations
 import os
 
 from reflex.analysis.evidence import OUTCOMES
-from reflex.analysis.dataset import OUTCOME_COLUMNS
+from reflex.analysis.dataset import OUTCOME_COLUMNS, TABLES
 
 # The latest committed export of each ledger: its provenance and the range the readers may trust.
-_LATEST_INPUTS = """
-li AS (
-  SELECT i.ledger, i.through_id, i.digest, i.fmt, i.events, i.facts_version
-  FROM inputs i
-  JOIN (SELECT ledger, max(through_id) AS t FROM inputs GROUP BY ledger) m
-    ON i.ledger = m.ledger AND i.through_id = m.t
-)"""
+SQL_LATEST_INPUTS = """
+SELECT i.ledger, i.through_id, i.digest, i.fmt, i.events, i.facts_version
+FROM inputs i
+JOIN (SELECT ledger, max(through_id) AS t FROM inputs GROUP BY ledger) m
+  ON i.ledger = m.ledger AND i.through_id = m.t"""
 
-# Each session's latest facts within the committed range, read from one input.  Decided on the
-# session rows (one per session and export) so the run rows go through a single join.
-_CURRENT_FACTS = _LATEST_INPUTS + """,
-ss AS (
-  SELECT f.ledger, f.session_id, f.through_id, li.digest FROM facts f
-  JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
+# Each session's latest facts snapshot within its ledger's committed range (`li`), one row per
+# ledger and session, decided on the session rows alone (a few percent of the facts), and kept
+# narrow (no digest, no path): at 100M events it holds millions of rows.  `owned`
+# marks the snapshot the compile reads: a session found in two ledgers is read from the ledger
+# whose digest sorts first, as the SQLite compile does.  Materialized once (Engine.materialize):
+# the run rows then go through a single join with it.
+SQL_CURRENT_SESSIONS = """
+SELECT ledger, session_id, through_id,
+       CASE WHEN digest = min(digest) OVER (PARTITION BY session_id) THEN 1 ELSE 0 END AS owned
+FROM (
+  SELECT f.ledger, f.session_id, f.through_id, li.digest,
+         row_number() OVER (PARTITION BY f.ledger, f.session_id ORDER BY f.through_id DESC) AS newest
+  FROM facts f JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
   WHERE f.row_kind = 'session'
-),
-latest AS (
-  SELECT ledger, session_id, max(through_id) AS t FROM ss GROUP BY ledger, session_id
-),
-cur AS (
-  SELECT ss.* FROM ss JOIN latest
-    ON ss.ledger = latest.ledger AND ss.session_id = latest.session_id AND ss.through_id = latest.t
-),
-owner AS (
-  SELECT session_id, min(digest) AS digest FROM cur GROUP BY session_id
-),
-chosen AS (
-  SELECT cur.ledger, cur.session_id, cur.through_id FROM cur
-  JOIN owner ON cur.session_id = owner.session_id AND cur.digest = owner.digest
-),
-mine AS (
-  SELECT f.* FROM facts f JOIN chosen
-    ON f.ledger = chosen.ledger AND f.session_id = chosen.session_id AND f.through_id = chosen.through_id
-)"""
+) s
+WHERE newest = 1"""
 
-SQL_INPUTS = "WITH " + _LATEST_INPUTS + """
-SELECT li.ledger, li.through_id, li.digest, li.fmt, li.events, li.facts_version, coalesce(e.n, 0) AS in_dataset
-FROM li LEFT JOIN (
-  SELECT events.ledger, count(*) AS n FROM events JOIN li ON events.ledger = li.ledger AND events.id <= li.through_id
-  GROUP BY events.ledger
-) e ON li.ledger = e.ledger
-ORDER BY li.digest, li.ledger"""
+# The run rows of the snapshots read (`cur` with owned = 1).
+MINE_RUNS = """facts f JOIN cur c
+  ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
+WHERE c.owned = 1 AND f.row_kind = 'run'"""
 
-SQL_SESSIONS = "WITH " + _CURRENT_FACTS + """
-SELECT cur.digest, count(*) AS sessions,
-       sum(CASE WHEN owner.digest = cur.digest THEN 1 ELSE 0 END) AS read_here
-FROM cur JOIN owner ON cur.session_id = owner.session_id
-GROUP BY cur.digest
-ORDER BY cur.digest"""
+# Per ledger (compile_dataset adds them up per digest, as the SQLite compile counts per file).
+SQL_SESSIONS = """
+SELECT ledger, count(*) AS sessions, sum(owned) AS read_here
+FROM cur
+GROUP BY ledger
+ORDER BY ledger"""
 
-# Two levels instead of count(DISTINCT session_id): per session first, then per cell.
-SQL_CELLS = "WITH " + _CURRENT_FACTS + """,
-per_session AS (
-  SELECT family, reader, session_id, count(*) AS runs,
-         sum(densified) AS densified_n, sum(densified * requeried) AS densified_k,
-         sum(hinted) AS hints_n, sum(hinted * followed) AS hints_k,
-         sum(positive) AS positive, sum(negative) AS negative, """ + ", ".join(
-    "sum(%s) AS %s" % (c, c) for c in OUTCOME_COLUMNS) + """
-  FROM mine WHERE row_kind = 'run'
-  GROUP BY family, reader, session_id
+# Every density a first digest was rendered at, in any snapshot (a superset of those read: a
+# density no row read has adds a pair of zero columns, which compile_dataset ignores).  No join.
+SQL_DENSITIES = "SELECT DISTINCT first_density FROM facts WHERE row_kind = 'run' AND first_density IS NOT NULL"
+
+
+def sql_cells(densities) -> str:
+    """Every cell's counts in one scan of the run rows: per session first (a cell counts the
+    sessions that ran its family), then per cell.  The first-digest counts ride along as one
+    pair of columns per density (`densities`: SQL_DENSITIES' answer), so no second scan."""
+    first = "".join(
+        ", sum(CASE WHEN f.first_density = %s THEN 1 ELSE 0 END) AS fn%d"
+        ", sum(CASE WHEN f.first_density = %s THEN f.requeried ELSE 0 END) AS fk%d" % (_lit(d), i, _lit(d), i)
+        for i, d in enumerate(densities))
+    return """
+WITH per_session AS (
+  SELECT f.family, f.reader, f.session_id, count(*) AS runs,
+         sum(f.densified) AS densified_n, sum(f.densified * f.requeried) AS densified_k,
+         sum(f.hinted) AS hints_n, sum(f.hinted * f.followed) AS hints_k,
+         sum(f.positive) AS positive, sum(f.negative) AS negative, """ + ", ".join(
+        "sum(f.%s) AS %s" % (c, c) for c in OUTCOME_COLUMNS) + first + """
+  FROM """ + MINE_RUNS + """
+  GROUP BY f.family, f.reader, f.session_id
 )
 SELECT family, reader, count(*) AS sessions, sum(runs) AS runs,
        sum(densified_n), sum(densified_k), sum(hints_n), sum(hints_k), sum(positive), sum(negative), """ + ", ".join(
-    "sum(%s)" % c for c in OUTCOME_COLUMNS) + """
+        "sum(%s)" % c for c in OUTCOME_COLUMNS) + "".join(
+        ", sum(fn%d), sum(fk%d)" % (i, i) for i in range(len(densities))) + """
 FROM per_session
 GROUP BY family, reader
 ORDER BY family, reader"""
 
-SQL_FIRST = "WITH " + _CURRENT_FACTS + """
-SELECT family, reader, first_density, count(*) AS n, sum(requeried) AS k
-FROM mine WHERE row_kind = 'run' AND first_density IS NOT NULL
-GROUP BY family, reader, first_density
-ORDER BY family, reader, first_density"""
 
-QUERIES = {"inputs": SQL_INPUTS, "sessions": SQL_SESSIONS, "cells": SQL_CELLS, "first": SQL_FIRST}
+def _lit(text: str) -> str:
+    return "'%s'" % text.replace("'", "''")
+
+
+def committed_event_rows(file_rows, latest) -> dict:
+    """Events per ledger in its committed exports' files: {ledger: rows}.
+
+    file_rows: (path, rows) of every events file (Engine.file_rows); latest: {ledger: through_id}.
+    A file's name says which export wrote it (reflex.analysis.dataset), and every event of an
+    export has an id within its range, so this counts exactly the events with id <= through_id,
+    without reading them."""
+    from reflex.analysis.dataset import parse_part_name
+    out: dict = {}
+    for path, rows in file_rows:
+        m = parse_part_name(path)
+        if m is not None and m["ledger"] in latest and m["last"] <= latest[m["ledger"]]:
+            out[m["ledger"]] = out.get(m["ledger"], 0) + int(rows)
+    return out
 
 
 def _table_glob(dataset_dir, table) -> str:
     return os.path.join(dataset_dir, table, "date=*", "host=*", "user=*", "part-*.parquet")
+
+
+# hooks (the stats' summaries) came later: a dataset exported by an older ctx compiles without them.
+REQUIRED_TABLES = ("events", "facts", "inputs")
+
+
+def _present(dataset_dir) -> list[str]:
+    """The dataset's tables that have files (every table, for a path only the engine can list)."""
+    import glob
+    return [t for t in TABLES if t in REQUIRED_TABLES or "://" in dataset_dir or glob.glob(_table_glob(dataset_dir, t))]
 
 
 def _check_dataset(dataset_dir):
@@ -117,10 +137,13 @@ def _check_dataset(dataset_dir):
     if not os.path.isdir(dataset_dir):
         raise CompileError("no dataset at %s (`ctx ledger export --format parquet --dataset %s` makes one)"
                            % (dataset_dir, dataset_dir))
-    for t in ("events", "facts", "inputs"):
+    for t in REQUIRED_TABLES:
         if "://" not in dataset_dir and not glob.glob(_table_glob(dataset_dir, t)):
             raise CompileError("%s is not a ctx team dataset: no %s/date=*/host=*/user=*/part-*.parquet files"
                                % (dataset_dir, t))
+
+
+DEFAULT_MEMORY_LIMIT = "700MB"
 
 
 class DuckDB:
@@ -131,16 +154,22 @@ class DuckDB:
     def __init__(self, dataset_dir, *, memory_limit: str | None = None, threads: int | None = None):
         import duckdb
         self.con = duckdb.connect(":memory:")
-        # DuckDB takes up to 80% of RAM by default and spills past its limit: a shared machine can
-        # cap it (e.g. CTX_DUCKDB_MEMORY_LIMIT=1GB) at the price of temp files.
-        memory_limit = memory_limit or os.environ.get("CTX_DUCKDB_MEMORY_LIMIT")
-        if memory_limit:
-            self.con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
+        # DuckDB would take up to 80% of RAM; capped, it spills.  700MB keeps the whole process
+        # under 1 GB at 100M events (evals/bench_team.py) for little time;
+        # CTX_DUCKDB_MEMORY_LIMIT (e.g. 8GB) lets a big machine trade memory for speed.
+        memory_limit = memory_limit or os.environ.get("CTX_DUCKDB_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
+        self.con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
+        # Spill (past the limit) into a private temp directory, not ./.tmp wherever the user stands.
+        import tempfile
+        self.spill = tempfile.mkdtemp(prefix="ctx-duckdb-")
+        self.con.execute("SET temp_directory = '%s'" % self.spill.replace("'", "''"))
         if threads:
             self.con.execute("SET threads = %d" % int(threads))
         self.con.execute("SET preserve_insertion_order = false")
-        for t in ("events", "facts", "inputs"):
-            path = _table_glob(dataset_dir, t).replace("'", "''")
+        self.globs = {}
+        for t in _present(dataset_dir):
+            self.globs[t] = _table_glob(dataset_dir, t)
+            path = self.globs[t].replace("'", "''")
             self.con.execute(
                 "CREATE VIEW %s AS SELECT * EXCLUDE (\"date\", \"host\", \"user\"), \"date\" AS part_date, "
                 "\"host\" AS part_host, \"user\" AS part_user FROM read_parquet('%s', hive_partitioning = true, "
@@ -149,8 +178,18 @@ class DuckDB:
     def rows(self, sql) -> list[tuple]:
         return [tuple(r) for r in self.con.execute(sql).fetchall()]
 
+    def materialize(self, name, sql) -> None:
+        self.con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (name, sql))
+
+    def file_rows(self, table) -> list[tuple]:
+        """(path, rows) of each of the table's files, from the Parquet footers (no row is read)."""
+        return self.rows("SELECT file_name, num_rows FROM parquet_file_metadata('%s')"
+                         % self.globs[table].replace("'", "''"))
+
     def close(self):
+        import shutil
         self.con.close()
+        shutil.rmtree(self.spill, ignore_errors=True)
 
 
 def spark_session(master: str | None = None, *, app="ctx-policy-compile"):
@@ -183,7 +222,7 @@ class Spark:
         self.spark = spark or spark_session(master)
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self.cached: list = []
-        for t in ("events", "facts", "inputs"):
+        for t in _present(dataset_dir):
             df = self.spark.read.parquet(os.path.join(dataset_dir, t))
             for c in ("date", "host", "user"):
                 df = df.withColumnRenamed(c, "part_" + c)
@@ -196,6 +235,18 @@ class Spark:
 
     def rows(self, sql) -> list[tuple]:
         return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+    def materialize(self, name, sql) -> None:
+        df = self.spark.sql(sql).cache()
+        self.cached.append(df)
+        df.createOrReplaceTempView(name)
+
+    def file_rows(self, table) -> list[tuple]:
+        """(path, rows) of each of the table's files (Spark counts them: it has no footer-only read
+        in SQL)."""
+        from pyspark.sql import functions as F
+        df = self.spark.table(table).groupBy(F.input_file_name().alias("path")).count()
+        return [(r["path"], r["count"]) for r in df.collect()]
 
     def close(self):
         for df in self.cached:
@@ -219,6 +270,24 @@ def open_engine(engine: str, dataset_dir, **kw):
     raise CompileError("unknown engine %r (duckdb or spark)" % engine)
 
 
+def current_sessions(eng) -> list[tuple]:
+    """Materialize `li` (SQL_LATEST_INPUTS) and `cur` (SQL_CURRENT_SESSIONS) in eng; -> li's rows."""
+    eng.materialize("li", SQL_LATEST_INPUTS)
+    eng.materialize("cur", SQL_CURRENT_SESSIONS)
+    return eng.rows("SELECT * FROM li ORDER BY digest, ledger")
+
+
+def _compile_queries(eng) -> dict:
+    """What compile_dataset reads from the engine: one scan of the session rows (materialized),
+    one of the run rows (two, counting the distinct first densities), none of the events (their
+    count per ledger comes from the files' row counts)."""
+    inputs = current_sessions(eng)
+    densities = sorted(d for (d,) in eng.rows(SQL_DENSITIES))
+    latest = {ledger: through for ledger, through, *_rest in inputs}
+    return {"inputs": inputs, "event_rows": committed_event_rows(eng.file_rows("events"), latest),
+            "sessions": eng.rows(SQL_SESSIONS), "densities": densities, "cells": eng.rows(sql_cells(densities))}
+
+
 def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, base=None, **engine_kw):
     """The epoch of every committed export in dataset_dir (a CompileResult, as compile_epoch)."""
     from reflex.analysis.compile_facts import FACTS_VERSION
@@ -230,7 +299,7 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
         raise CompileError("base epoch: %s" % e) from None
     eng = open_engine(engine, os.fspath(dataset_dir), **engine_kw)
     try:
-        res = {k: eng.rows(sql) for k, sql in QUERIES.items()}
+        res = _compile_queries(eng)
     except CompileError:
         raise
     except Exception as e:          # the engine's own error: say which dataset and engine
@@ -238,7 +307,8 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
     finally:
         eng.close()
     inputs, seen = [], set()
-    for ledger, through, digest, fmt, events, version, in_dataset in res["inputs"]:
+    for ledger, through, digest, fmt, events, version in res["inputs"]:
+        in_dataset = res["event_rows"].get(ledger, 0)
         if version != FACTS_VERSION:
             raise CompileError("ledger %s was exported with compile facts v%s; this ctx reads v%d: re-export it "
                                "into a fresh dataset" % (ledger, version, FACTS_VERSION))
@@ -253,23 +323,28 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
         raise CompileError("%s holds no committed exports" % dataset_dir)
     by_digest = {i.digest: i for i in inputs}
     n_sessions = 0
-    for digest, sessions, read_here in res["sessions"]:
+    digest_of = {ledger: digest for ledger, _t, digest, *_rest in res["inputs"]}
+    for ledger, sessions, read_here in res["sessions"]:
+        digest = digest_of.get(ledger)
         if digest in by_digest:
-            by_digest[digest].sessions = int(read_here)
-            by_digest[digest].skipped_sessions = int(sessions) - int(read_here)
+            by_digest[digest].sessions += int(read_here)
+            by_digest[digest].skipped_sessions += int(sessions) - int(read_here)
             n_sessions += int(read_here)
     cells: dict = {}
+    n_out = len(OUTCOME_COLUMNS)
     for row in res["cells"]:
         fam, reader, sessions, runs, dn, dk, hn, hk, pos, neg = row[:10]
         c = Cell(sessions=int(sessions), runs=int(runs), positive=int(pos), negative=int(neg))
         c.densified = [int(dn), int(dk)]
         c.hints = [int(hn), int(hk)]
-        for name, v in zip(OUTCOME_COLUMNS, row[10:]):
+        for name, v in zip(OUTCOME_COLUMNS, row[10:10 + n_out]):
             if v:
                 c.outcomes[name[2:]] = int(v)
+        first = row[10 + n_out:]
+        for i, density in enumerate(res["densities"]):
+            if first[2 * i]:
+                c.first[density] = [int(first[2 * i]), int(first[2 * i + 1])]
         cells[(fam, reader)] = c
-    for fam, reader, density, n, k in res["first"]:
-        cells[(fam, reader)].first[density] = [int(n), int(k)]
     assert {c[2:] for c in OUTCOME_COLUMNS} == set(OUTCOMES)
     events = sum(i.events for i in inputs)
     return _emit(base_policy, cells, inputs, events, n_sessions, plan_value,

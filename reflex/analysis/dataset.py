@@ -6,6 +6,7 @@ reflex.analysis.team).  Layout, hive-partitioned so engines prune by date, host 
 
     DIR/events/date=YYYY-MM-DD/host=H/user=U/part-H-L-FIRST-LAST.parquet   the events (by their ts)
     DIR/facts/ date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          per-run compile facts
+    DIR/hooks/ date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          hook latency counts (hook_summary)
     DIR/inputs/date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          one row: the export itself
 
 L is the ledger's identity (the hash of its first event: it never changes as the ledger grows) and
@@ -44,9 +45,10 @@ import re
 from dataclasses import dataclass
 
 from reflex.ledger import schema
+from reflex.analysis.stats.ledger_read import EVENT_READ_COLUMNS
 
-BATCH = 50_000
-TABLES = ("events", "facts", "inputs")
+BATCH = 64_000           # events per row group written and per SQLite fetch (an export holds ~2 per date)
+TABLES = ("events", "facts", "hooks", "inputs")
 _NAME = re.compile(r"^part-(?P<host>.+)-(?P<ledger>[0-9a-f]{16})-(?P<first>\d{12})-(?P<last>\d{12})\.parquet$")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 # data keys that hold what a command printed or what an edit wrote: never exported.
@@ -114,14 +116,21 @@ def _schema(cols):
     return pa.schema([(c, t[k]) for c, k in cols])
 
 
+def parse_part_name(path) -> dict | None:
+    """What a dataset file's name says: {host, ledger, first, last, path}, or None for another file."""
+    m = _NAME.match(os.path.basename(path.rstrip("/")))
+    if m is None:
+        return None
+    return {"host": m["host"], "ledger": m["ledger"], "first": int(m["first"]), "last": int(m["last"]), "path": path}
+
+
 def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
     """The committed exports (inputs files), parsed from their names: [{host, ledger, first, last, path}]."""
     out = []
     for p in glob.glob(os.path.join(dataset_dir, "inputs", "date=*", "host=*", "user=*", "part-*.parquet")):
-        m = _NAME.match(os.path.basename(p))
+        m = parse_part_name(p)
         if m and (ledger is None or m["ledger"] == ledger):
-            out.append({"host": m["host"], "ledger": m["ledger"], "first": int(m["first"]),
-                        "last": int(m["last"]), "path": p})
+            out.append(m)
     return out
 
 
@@ -137,7 +146,8 @@ def _red(text: str) -> str:
 _SCRUB_KEYS = re.compile(r'"(?:%s|tool_input)"' % "|".join(sorted(_OUTPUT_KEYS)))
 
 
-def _scrub(value, key=None):
+def _drop_outputs(value):
+    """value without its output-bearing keys, at any depth (strings untouched)."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
@@ -145,13 +155,25 @@ def _scrub(value, key=None):
                 continue
             if k == "tool_input" and isinstance(v, dict):
                 v = {ik: iv for ik, iv in v.items() if ik in _TOOL_INPUT_KEEP}
-            out[k] = _scrub(v, k)
+            out[k] = _drop_outputs(v)
         return out
     if isinstance(value, list):
-        return [_scrub(v) for v in value]
+        return [_drop_outputs(v) for v in value]
+    return value
+
+
+def _redact_strings(value):
+    if isinstance(value, dict):
+        return {k: _redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v) for v in value]
     if isinstance(value, str):
         return _red(value)
     return value
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def scrub_data(text):
@@ -169,7 +191,14 @@ def scrub_data(text):
     except (TypeError, ValueError):
         from reflex.digest.redact import redact
         return redact(text)
-    return json.dumps(_scrub(d), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    kept = _dumps(_drop_outputs(d))
+    # Redaction changes a string only when it holds "PRIVATE KEY" or a _PREFILTER literal; those
+    # are made of characters json.dumps(ensure_ascii=False) writes as themselves, so when the
+    # kept text holds neither, no string in it can change and the per-string pass is skipped.
+    from reflex.digest import redact as r
+    if "PRIVATE KEY" not in kept and not r._PREFILTER.search(kept):
+        return kept
+    return _dumps(_redact_strings(_drop_outputs(d)))
 
 
 def _policy_epoch(text):
@@ -227,8 +256,12 @@ class _Writers:
             os.makedirs(os.path.dirname(final), exist_ok=True)
             tmp = os.path.join(os.path.dirname(final), ".%s.%d.tmp" % (os.path.basename(final), os.getpid()))
             self.open[final] = (tmp, pq.ParquetWriter(tmp, sch, compression="zstd"))
-        arrays = [pa.array(columns[i], type=sch.field(i).type) for i in range(len(sch))]
-        self.open[final][1].write_batch(pa.record_batch(arrays, schema=sch))
+        arrays = [c if isinstance(c, (pa.Array, pa.ChunkedArray)) else pa.array(c, type=sch.field(i).type)
+                  for i, c in enumerate(columns)]
+        self.open[final][1].write_table(pa.Table.from_arrays(arrays, schema=sch))
+
+    def write_table(self, final, table):
+        self.write(final, table.schema, table.columns)
 
     def close(self):
         for tmp, w in self.open.values():
@@ -250,49 +283,43 @@ class _Writers:
 
 def _remove_leftovers(dataset_dir, ledger, hwm):
     """Files of this ledger past the last committed range: an export that died before its commit."""
-    for table in ("events", "facts"):
+    for table in TABLES:
+        if table == "inputs":
+            continue
         for p in glob.glob(os.path.join(dataset_dir, table, "date=*", "host=*", "user=*", "part-*-%s-*.parquet"
                                         % ledger)):
-            m = _NAME.match(os.path.basename(p))
-            if m and m["ledger"] == ledger and int(m["first"]) > hwm:
+            m = parse_part_name(p)
+            if m and m["ledger"] == ledger and m["first"] > hwm:
                 os.unlink(p)
 
 
-def _session_facts(reader, session_ids, ledger, through_id):
-    """Facts rows (columns of FACT_COLUMNS) for these sessions, each over its whole history."""
+def _facts_rows(out, sid, rows, ledger, through_id) -> None:
+    """Append to out (columns of FACT_COLUMNS) the facts rows of one session over its whole
+    history (rows: dicts of EVENT_READ_COLUMNS in seq order)."""
     from reflex.analysis.compile_facts import FACTS_VERSION, run_facts
-    from reflex.analysis.stats.ledger_read import EVENT_READ_COLUMNS
     from reflex.analysis.stats.timeline import build
     from reflex.analysis.stats.scorecard import reader_of
-    cols = EVENT_READ_COLUMNS + ("harness",)
-    sql = "SELECT %s FROM events WHERE session_id = ? AND id <= ? ORDER BY seq" % ", ".join(cols)
-    names = [c for c, _k in FACT_COLUMNS]
-    out = {c: [] for c in names}
+    positive, negative = _positive(), _negative()
+    tl = build(sid, rows)
+    # An older ledger may not say which harness a session ran under: those were all Claude Code.
+    harness = next((r["harness"] for r in rows if r["kind"] == "hook" and r.get("harness")), None) or "claude"
+    common = {"ledger": ledger, "session_id": sid, "through_id": through_id, "facts_version": FACTS_VERSION,
+              "harness": harness, "project": tl.cwd, "model": tl.model, "reader": reader_of(tl.model)}
 
     def add(row):
-        for c in names:
-            out[c].append(row.get(c))
-    for sid in sorted(session_ids):
-        rows = [dict(zip(cols, r)) for r in reader.query(sql, (sid, through_id))]
-        if not rows:
-            continue
-        tl = build(sid, rows)
-        # An older ledger may not say which harness a session ran under: those were all Claude Code.
-        harness = next((r["harness"] for r in rows if r["kind"] == "hook" and r.get("harness")), None) or "claude"
-        common = {"ledger": ledger, "session_id": sid, "through_id": through_id, "facts_version": FACTS_VERSION,
-                  "harness": harness, "project": tl.cwd, "model": tl.model, "reader": reader_of(tl.model)}
-        add(dict(common, row_kind="session"))
-        for f in run_facts(tl):
-            row = dict(common, row_kind="run", family=f.family, digested=int(f.digested),
-                       first_density=f.first_density,
-                       requeried=int(f.requeried), densified=int(f.densified), hinted=int(f.hinted),
-                       followed=int(f.followed), rerun=int(f.rerun), raw_tokens=f.raw_tokens,
-                       delivered_tokens=f.delivered_tokens, saved_tokens=f.saved_tokens,
-                       positive=int(bool(f.outcomes & _positive())), negative=int(bool(f.outcomes & _negative())))
-            for c in OUTCOME_COLUMNS:
-                row[c] = int(c[2:] in f.outcomes)
-            add(row)
-    return out
+        for c, col in out.items():
+            col.append(row.get(c))
+    add(dict(common, row_kind="session"))
+    for f in run_facts(tl):
+        row = dict(common, row_kind="run", family=f.family, digested=int(f.digested),
+                   first_density=f.first_density,
+                   requeried=int(f.requeried), densified=int(f.densified), hinted=int(f.hinted),
+                   followed=int(f.followed), rerun=int(f.rerun), raw_tokens=f.raw_tokens,
+                   delivered_tokens=f.delivered_tokens, saved_tokens=f.saved_tokens,
+                   positive=int(bool(f.outcomes & positive)), negative=int(bool(f.outcomes & negative)))
+        for c in OUTCOME_COLUMNS:
+            row[c] = int(c[2:] in f.outcomes)
+        add(row)
 
 
 def _positive():
@@ -335,60 +362,37 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             total = reader.query("SELECT count(*) FROM events WHERE id <= ?", (last_id,))[0][0]
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
             name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)
-            ev_sch = events_schema()
-            cols = ("id",) + schema.EVENT_COLUMNS
-            i_cmd, i_detail, i_data, i_ts = (cols.index(c) for c in ("command", "decision_detail", "data", "ts"))
-            by_date: dict = {}
-            sessions: set = set()
-            n = 0
-
-            def flush(date):
-                buf = by_date.pop(date)
-                final = os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v, "user=" + user_v, name)
-                writers.write(final, ev_sch, buf)
-
-            i_sid = cols.index("session_id")
-            projects: dict = {}
-            cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id"
-                                      % ", ".join(cols), (hwm, last_id))
+            out = _Export(dataset_dir, name, host_v, user_v, ledger, writers)
+            out.projects = _projects(reader, hwm, last_id)
+            facts = {c: [] for c, _k in FACT_COLUMNS}
+            # One pass over the sessions with new events, in (session, seq) order, earlier events
+            # included: the new events are exported, and each session's facts computed from its
+            # whole history.  Events outside any session ("-") are only exported.
+            read_cols = [out.cols.index(c) for c in EVENT_READ_COLUMNS]
+            i_id = out.cols.index("id")
+            sessions = 0
+            for sid, rows in _sessions_with_new_events(reader, out.cols, hwm, last_id):
+                out.add([r for r in rows if r[i_id] > hwm])
+                _facts_rows(facts, sid, [dict(zip(EVENT_READ_COLUMNS, [r[i] for i in read_cols])) for r in rows],
+                            ledger, last_id)
+                sessions += 1
+            cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? AND session_id = '-' ORDER BY id"
+                                      % ", ".join(out.cols), (hwm, last_id))
             while True:
                 batch = cur.fetchmany(BATCH)
                 if not batch:
                     break
-                columns = [list(c) for c in zip(*batch)]
-                epochs = [_policy_epoch(d) for d in columns[i_data]]
-                columns[i_data] = [scrub_data(d) for d in columns[i_data]]
-                for i in (i_cmd, i_detail):
-                    columns[i] = [None if v is None else _red(v) for v in columns[i]]
-                columns.append([ledger] * len(batch))
-                columns.append(epochs)
-                for sid in set(columns[i_sid]) - projects.keys():
-                    r = reader.query("SELECT cwd FROM events WHERE session_id = ? AND cwd IS NOT NULL AND cwd != '' "
-                                     "ORDER BY seq LIMIT 1", (sid,))
-                    projects[sid] = r[0][0] if r and sid != "-" else None
-                columns.append([projects[sid] for sid in columns[i_sid]])
-                sessions.update(columns[i_sid])
-                n += len(batch)
-                dates = [_date(t) for t in columns[i_ts]]
-                for date in sorted(set(dates)):
-                    if len(set(dates)) == 1:
-                        part = columns
-                    else:
-                        keep = [j for j, d in enumerate(dates) if d == date]
-                        part = [[c[j] for j in keep] for c in columns]
-                    buf = by_date.setdefault(date, [[] for _ in range(len(ev_sch))])
-                    for i, c in enumerate(part):
-                        buf[i].extend(c)
-                    if len(buf[0]) >= BATCH:
-                        flush(date)
-            for date in list(by_date):
-                flush(date)
-            sessions.discard("-")
+                out.add(batch)
+            out.flush_all()
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
-            facts = _session_facts(reader, sessions, ledger, last_id)
+            import pyarrow as pa
             fsch = _schema(FACT_COLUMNS)
-            writers.write(os.path.join(dataset_dir, "facts", where), fsch, [facts[c] for c, _k in FACT_COLUMNS])
+            for part in facts_row_groups(pa.table({c: pa.array(facts[c], fsch.field(c).type) for c in fsch.names},
+                                                  schema=fsch)):
+                writers.write_table(os.path.join(dataset_dir, "facts", where), part)
+            summary = hook_summary(out.hook_table(), ledger, last_id)
+            writers.write_table(os.path.join(dataset_dir, "hooks", where), summary)
             from reflex.analysis.compile_facts import FACTS_VERSION
             row = {"ledger": ledger, "through_id": last_id, "digest": digest, "fmt": "sqlite", "events": total,
                    "facts_version": FACTS_VERSION, "exported_at": time.time() if now is None else now}
@@ -397,12 +401,149 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             writers.close()
             # The inputs file last: until it is in place the export is not there for any reader.
             files = writers.commit(order=lambda p: os.sep + "inputs" + os.sep in p)
-            return ExportResult(n, len(sessions), files, ledger, first_id, last_id)
+            return ExportResult(out.rows, sessions, files, ledger, first_id, last_id)
     except BaseException:
         writers.abort()
         raise
     finally:
         reader.close()
+
+
+def _projects(reader, hwm, last_id) -> dict:
+    """{session: its project} for the sessions with events in (hwm, last_id]: the working directory
+    of its first event (by seq) that has one.  One query (SQLite returns the bare column of the
+    row holding min())."""
+    rows = reader.query(
+        "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND session_id != '-' "
+        "AND session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) GROUP BY session_id",
+        (hwm, last_id))
+    return {sid: cwd for sid, cwd, _seq in rows}
+
+
+def _sessions_with_new_events(reader, cols, hwm, last_id):
+    """(session_id, rows) for each session with an event in (hwm, last_id], every row of it up
+    to last_id, in seq order (rows: tuples of cols)."""
+    i_sid = cols.index("session_id")
+    cur = reader.conn.execute(
+        "SELECT %s FROM events WHERE id <= ? AND session_id != '-' AND session_id IN "
+        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) ORDER BY session_id, seq"
+        % ", ".join(cols), (last_id, hwm, last_id))
+    sid, rows = None, []
+    while True:
+        batch = cur.fetchmany(BATCH)
+        if not batch:
+            break
+        for r in batch:
+            if r[i_sid] != sid:
+                if rows:
+                    yield sid, rows
+                sid, rows = r[i_sid], []
+            rows.append(r)
+    if rows:
+        yield sid, rows
+
+
+def facts_row_groups(table) -> list:
+    """A facts table as the row groups it is written in: the session rows apart from the run rows,
+    so a reader asking for one kind skips the other's row groups on their statistics (the compile
+    decides which snapshot to read on the session rows alone)."""
+    import pyarrow.compute as pc
+    return [t for t in (table.filter(pc.equal(table["row_kind"], kind)) for kind in ("session", "run"))
+            if t.num_rows]
+
+
+HOOK_COLUMNS = ("id", "session_id", "kind", "project", "harness", "latency_us", "policy_epoch")
+
+
+class _Export:
+    """The events of one export, buffered per date partition and written in large row groups
+    once redacted; keeps the columns hook_summary needs."""
+
+    def __init__(self, dataset_dir, name, host_v, user_v, ledger, writers):
+        self.dataset_dir, self.name, self.host_v, self.user_v = dataset_dir, name, host_v, user_v
+        self.ledger, self.writers = ledger, writers
+        self.schema = events_schema()
+        self.cols = ("id",) + schema.EVENT_COLUMNS
+        self.projects: dict = {}
+        self.by_date: dict = {}
+        self.rows = 0
+        self.hooks: dict = {c: [] for c in HOOK_COLUMNS}
+        self._i = {c: self.cols.index(c) for c in ("ts", "session_id", "data", "command", "decision_detail")}
+
+    def add(self, rows) -> None:
+        i_ts = self._i["ts"]
+        for r in rows:
+            buf = self.by_date.get(_date(r[i_ts]))
+            if buf is None:
+                buf = self.by_date[_date(r[i_ts])] = []
+            buf.append(r)
+            if len(buf) >= BATCH:
+                self._flush(_date(r[i_ts]))
+        self.rows += len(rows)
+
+    def flush_all(self) -> None:
+        for date in sorted(self.by_date):
+            self._flush(date)
+
+    def _flush(self, date) -> None:
+        rows = self.by_date.pop(date)
+        if not rows:
+            return
+        columns = [list(c) for c in zip(*rows)]
+        i = self._i
+        data = columns[i["data"]]
+        epochs = [_policy_epoch(d) for d in data]
+        columns[i["data"]] = [scrub_data(d) for d in data]
+        for k in ("command", "decision_detail"):
+            columns[i[k]] = [None if v is None else _red(v) for v in columns[i[k]]]
+        projects = self.projects
+        columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
+        named = dict(zip(self.cols + EVENT_EXTRA, columns))
+        for c in HOOK_COLUMNS:
+            self.hooks[c].extend(named[c])
+        final = os.path.join(self.dataset_dir, "events", "date=" + date, "host=" + self.host_v,
+                             "user=" + self.user_v, self.name)
+        self.writers.write(final, self.schema, columns)
+
+    def hook_table(self):
+        import pyarrow as pa
+        sch = self.schema
+        return pa.table({c: pa.array(self.hooks[c], type=sch.field(c).type) for c in HOOK_COLUMNS})
+
+
+HOOK_SUMMARY_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("project", "s"), ("harness", "s"),
+                        ("latency_us", "i"), ("n", "i"), ("epoch_id", "i"), ("policy_epoch", "s"))
+
+
+def hook_summary(events, ledger: str, through_id: int):
+    """The hooks table's rows for one export (what `ctx stats --dataset` reads instead of its
+    events): per (project, harness) of its hook events in a session, one row per distinct
+    latency_us with how many had it (n), and one row (latency_us NULL, n 0) with the newest
+    event's policy epoch (epoch_id: that event's id).  Value counts add up across exports, so the
+    team scorecard's nearest-rank percentiles are exactly those of the events.
+
+    events: an Arrow table with at least HOOK_COLUMNS (the exporter's, or a generator's)."""
+    import duckdb
+    import pyarrow as pa
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("ev", events)
+        got = con.sql("""
+            SELECT project, harness, latency_us, count(*) AS n, NULL::BIGINT AS epoch_id, NULL::VARCHAR AS policy_epoch
+            FROM ev WHERE kind = 'hook' AND session_id <> '-' AND latency_us IS NOT NULL
+            GROUP BY project, harness, latency_us
+            UNION ALL
+            SELECT project, harness, NULL, 0, max(CASE WHEN policy_epoch IS NOT NULL THEN id END),
+                   max_by(policy_epoch, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END)
+            FROM ev WHERE kind = 'hook' AND session_id <> '-'
+            GROUP BY project, harness
+            ORDER BY project, harness, latency_us NULLS FIRST""").to_arrow_table()
+    finally:
+        con.close()
+    n = got.num_rows
+    sch = _schema(HOOK_SUMMARY_COLUMNS)
+    cols = {"ledger": pa.array([ledger] * n, pa.string()), "through_id": pa.array([through_id] * n, pa.int64())}
+    return pa.Table.from_arrays([cols[f.name] if f.name in cols else got[f.name].cast(f.type) for f in sch], schema=sch)
 
 
 def _ledger_id(first_hash: str) -> str:

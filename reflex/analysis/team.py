@@ -1,15 +1,17 @@
 """`ctx stats --dataset DIR`: the team scorecard, per user x project x harness x command family.
 
-Read from a team dataset (reflex.analysis.dataset) with DuckDB, in two SQL queries:
+Read from a team dataset (reflex.analysis.dataset) with DuckDB, without scanning its events:
 
 * the runs, from each session's latest compile facts (the same rows, and the same "latest export
-  wins / a session is read from one ledger" rules, as `ctx policy compile --dataset`): sessions,
-  runs, tokens raw / delivered / saved (against the harness alone, as `ctx stats` counts them),
-  re-runs (a run of a signature already run in its epoch), starvation (digests re-asked for with
-  nothing changed: equivalent_requery) and landings (evidence outcome `landed`);
-* the hook events, by their session's project (a column the export fills in): hook latency percentiles (nearest rank,
-  as `ctx stats` does; p50/p95/p99 in microseconds) and the policy epoch in force (the one the
-  newest event recorded).
+  wins / a session is read from one ledger" rules, as `ctx policy compile --dataset`; the
+  snapshot chosen per session is materialized once, reflex.analysis.compile_sql.current_sessions):
+  sessions, runs, tokens raw / delivered / saved (against the harness alone, as `ctx stats` counts
+  them), re-runs (a run of a signature already run in its epoch), starvation (digests re-asked for
+  with nothing changed: equivalent_requery) and landings (evidence outcome `landed`);
+* the hook events, from the per-export summaries the exporter writes (the `hooks` table:
+  reflex.analysis.dataset.hook_summary), by their session's project: hook latency percentiles
+  (nearest rank, as `ctx stats` does; p50/p95/p99 in microseconds) from summed value counts, and
+  the policy epoch in force (the one the newest event recorded).
 
 A session's project is the directory its first event ran in; its harness the harness of its hook
 events (ledgers older than the harness column were all Claude Code: "claude").
@@ -23,45 +25,80 @@ from __future__ import annotations
 
 import os
 
-from reflex.analysis.compile_sql import _CURRENT_FACTS, _LATEST_INPUTS, open_engine
+from reflex.analysis.compile_sql import MINE_RUNS, current_sessions, open_engine
 
 SCHEMA = "ctx-team-scorecard/v1"
 ROW_FIELDS = ("user", "project", "harness", "family", "sessions", "runs", "digested", "raw_tokens",
               "delivered_tokens", "saved_tokens", "reruns", "requeried", "starvation_rate", "landings",
               "hook_latency_p50_us", "hook_latency_p95_us", "hook_latency_p99_us", "hook_events", "policy_epoch")
 
-SQL_RUNS = "WITH " + _CURRENT_FACTS + """
-SELECT part_user AS who, coalesce(project, '') AS project, coalesce(harness, 'claude') AS harness,
-       family, count(DISTINCT session_id) AS sessions, count(*) AS runs, sum(digested) AS digested,
-       sum(raw_tokens) AS raw_tokens, sum(delivered_tokens) AS delivered_tokens,
-       sum(saved_tokens) AS saved_tokens, sum(rerun) AS reruns, sum(requeried) AS requeried,
-       sum(o_landed) AS landings
-FROM mine WHERE row_kind = 'run'
-GROUP BY part_user, coalesce(project, ''), coalesce(harness, 'claude'), family"""
+# Per session first (its runs of a family), then per group: no count(DISTINCT) over the run rows.
+SQL_RUNS = """
+WITH per_session AS (
+  SELECT f.part_user AS who, coalesce(f.project, '') AS project, coalesce(f.harness, 'claude') AS harness,
+         f.family, f.session_id, count(*) AS runs, sum(f.digested) AS digested,
+         sum(f.raw_tokens) AS raw_tokens, sum(f.delivered_tokens) AS delivered_tokens,
+         sum(f.saved_tokens) AS saved_tokens, sum(f.rerun) AS reruns, sum(f.requeried) AS requeried,
+         sum(f.o_landed) AS landings
+  FROM """ + MINE_RUNS + """
+  GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude'), f.family, f.session_id
+)
+SELECT who, project, harness, family, count(*) AS sessions, sum(runs), sum(digested), sum(raw_tokens),
+       sum(delivered_tokens), sum(saved_tokens), sum(reruns), sum(requeried), sum(landings)
+FROM per_session
+GROUP BY who, project, harness, family"""
 
-SQL_SESSIONS = "WITH " + _CURRENT_FACTS + """
-SELECT part_user AS who, coalesce(project, '') AS project, coalesce(harness, 'claude') AS harness,
+SQL_SESSIONS = """
+SELECT f.part_user AS who, coalesce(f.project, '') AS project, coalesce(f.harness, 'claude') AS harness,
        count(*) AS sessions
-FROM mine WHERE row_kind = 'session'
-GROUP BY part_user, coalesce(project, ''), coalesce(harness, 'claude')"""
+FROM facts f JOIN cur c
+  ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
+WHERE c.owned = 1 AND f.row_kind = 'session'
+GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude')"""
 
-# Hook events carry their session's project (normalized at export): no join with the sessions.
-SQL_HOOKS = "WITH " + _LATEST_INPUTS + """
-SELECT e.part_user AS who, coalesce(e.project, '') AS project, coalesce(e.harness, 'claude') AS harness,
-       quantile_disc(e.latency_us, 0.5) AS p50, quantile_disc(e.latency_us, 0.95) AS p95,
-       quantile_disc(e.latency_us, 0.99) AS p99, count(e.latency_us) AS n,
-       max_by(e.policy_epoch, CASE WHEN e.policy_epoch IS NULL THEN NULL ELSE e.id END) AS epoch
-FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
-WHERE e.kind = 'hook' AND e.session_id <> '-'
-GROUP BY e.part_user, coalesce(e.project, ''), coalesce(e.harness, 'claude')"""
+# Hook latency and the epoch in force, from the per-export hook summaries the exporter writes
+# (reflex.analysis.dataset.hook_summary): latency value counts, so the nearest-rank percentiles
+# (as `ctx stats` computes them) are exact, and per group the newest event's epoch.  A summary
+# belongs to the export named by its file, like its events: committed when through_id <= li's.
+SQL_HOOKS = """
+WITH h AS (
+  SELECT s.part_user AS who, coalesce(s.project, '') AS project, coalesce(s.harness, 'claude') AS harness,
+         s.latency_us, s.n, s.epoch_id, s.policy_epoch
+  FROM hooks s JOIN li ON s.ledger = li.ledger AND s.through_id <= li.through_id
+),
+lat AS (
+  SELECT who, project, harness, latency_us, sum(n) AS n FROM h WHERE latency_us IS NOT NULL
+  GROUP BY who, project, harness, latency_us
+),
+cum AS (
+  SELECT who, project, harness, latency_us,
+         sum(n) OVER (PARTITION BY who, project, harness ORDER BY latency_us
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+         sum(n) OVER (PARTITION BY who, project, harness) AS total
+  FROM lat
+),
+pct AS (
+  SELECT who, project, harness, """ + ", ".join(
+    "min(CASE WHEN upto * 100 >= %d * total THEN latency_us END) AS p%d" % (q, q) for q in (50, 95, 99)) + """,
+         max(total) AS n
+  FROM cum GROUP BY who, project, harness
+),
+ep AS (
+  SELECT who, project, harness, max_by(policy_epoch, epoch_id) AS epoch FROM h WHERE latency_us IS NULL
+  GROUP BY who, project, harness
+)
+SELECT ep.who, ep.project, ep.harness, pct.p50, pct.p95, pct.p99, coalesce(pct.n, 0), ep.epoch
+FROM ep LEFT JOIN pct ON ep.who = pct.who AND ep.project = pct.project AND ep.harness = pct.harness"""
 
 
 def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:
     """The scorecard of every committed export in dataset_dir (see the module docstring)."""
     from reflex.analysis.compile import CompileError
     dataset_dir = os.fspath(dataset_dir)
+    _check_summaries(dataset_dir)
     eng = open_engine(engine, dataset_dir, **engine_kw)
     try:
+        current_sessions(eng)
         runs = eng.rows(SQL_RUNS)
         sessions = eng.rows(SQL_SESSIONS)
         hooks = eng.rows(SQL_HOOKS)
@@ -100,6 +137,21 @@ def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:
     totals["sessions"] = sum(int(n) for _w, _p, _h, n in sessions)
     totals["users"] = len({r["user"] for r in rows})
     return {"schema": SCHEMA, "dataset": dataset_dir, "engine": eng.name, "totals": totals, "rows": rows}
+
+
+def _check_summaries(dataset_dir) -> None:
+    """Every committed export has its hooks summary (an older ctx wrote none)."""
+    import glob
+    from reflex.analysis.compile import CompileError
+    from reflex.analysis.compile_sql import _table_glob
+    from reflex.analysis.dataset import committed
+    if "://" in dataset_dir:
+        return
+    have = {os.path.basename(p) for p in glob.glob(_table_glob(dataset_dir, "hooks"))}
+    missing = [c for c in committed(dataset_dir) if os.path.basename(c["path"]) not in have]
+    if missing:
+        raise CompileError("%s: %d export(s) have no hook summaries (exported by an older ctx): re-export the "
+                           "ledgers into a fresh dataset" % (dataset_dir, len(missing)))
 
 
 def text(card: dict) -> str:

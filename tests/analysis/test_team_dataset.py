@@ -192,3 +192,88 @@ def test_not_a_dataset_is_a_clear_error(team, tmp_path):
     p = subprocess.run([sys.executable, "-m", "reflex.entry", "policy", "compile", "--dataset", str(tmp_path)],
                        env=team["alice"].env, capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "not a ctx team dataset" in p.stderr
+
+
+# The hook latency and epoch columns as they were computed from the events themselves, before the
+# exporter wrote summaries: the reference the summaries must reproduce exactly.
+_HOOKS_FROM_EVENTS = """
+WITH li AS (SELECT ledger, max(through_id) AS through_id FROM inputs GROUP BY ledger)
+SELECT e.part_user, coalesce(e.project, ''), coalesce(e.harness, 'claude'),
+       quantile_disc(e.latency_us, 0.5), quantile_disc(e.latency_us, 0.95), quantile_disc(e.latency_us, 0.99),
+       count(e.latency_us), max_by(e.policy_epoch, CASE WHEN e.policy_epoch IS NULL THEN NULL ELSE e.id END)
+FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
+WHERE e.kind = 'hook' AND e.session_id <> '-'
+GROUP BY ALL ORDER BY ALL"""
+
+
+def test_stats_from_hook_summaries_equal_stats_from_events(team):
+    from reflex.analysis.compile_sql import DuckDB, SQL_LATEST_INPUTS
+    from reflex.analysis.team import SQL_HOOKS
+    eng = DuckDB(team["ds"])
+    try:
+        eng.materialize("li", SQL_LATEST_INPUTS)
+        got = sorted(eng.rows(SQL_HOOKS))
+        want = eng.rows(_HOOKS_FROM_EVENTS)
+    finally:
+        eng.close()
+    assert len(want) >= 2 and all(r[6] > 0 for r in want)
+    assert got == want
+
+
+def test_hook_summaries_give_exact_percentiles_over_many_exports():
+    """Random latencies split into exports of random sizes: percentiles from the summed value
+    counts equal quantile_disc over the events (nearest rank at every group size)."""
+    import random
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from reflex.analysis.dataset import hook_summary
+    from reflex.analysis.team import SQL_HOOKS
+    rng = random.Random(15)
+    n = 4000
+    ev = {"id": list(range(1, n + 1)), "session_id": [rng.choice(["s1", "s2", "-"]) for _ in range(n)],
+          "kind": [rng.choice(["hook", "hook", "run"]) for _ in range(n)],
+          "project": [rng.choice(["/p/a", "/p/b", None, ""]) for _ in range(n)],
+          "harness": [rng.choice(["claude", None, "codex"]) for _ in range(n)],
+          "latency_us": [None if rng.random() < 0.05 else rng.randint(1, 400) for _ in range(n)],
+          "policy_epoch": [rng.choice([None, None, "e1", "e2"]) for _ in range(n)],
+          "part_user": [rng.choice(["alice", "bob"]) for _ in range(n)]}
+    events = pa.table(ev)
+    con = duckdb.connect()
+    try:
+        cuts = sorted(rng.sample(range(1, n), 7)) + [n]
+        parts, lo = [], 0
+        for hi in cuts:          # one export per (user, range); the last range is not committed
+            for user in ("alice", "bob"):
+                part = events.slice(lo, hi - lo)
+                chunk = part.filter(pc.equal(part["part_user"], user))
+                s = hook_summary(chunk, "L1", hi)
+                parts.append(s.append_column("part_user", pa.array([user] * s.num_rows, pa.string())))
+            lo = hi
+        hooks = pa.concat_tables(parts)
+        inputs = pa.table({"ledger": ["L1"] * (len(cuts) - 1), "through_id": cuts[:-1]})
+        con.register("hooks", hooks)
+        con.register("events", events.append_column("ledger", pa.array(["L1"] * n)))
+        con.register("inputs", inputs)
+        con.execute("CREATE TEMP TABLE li AS SELECT ledger, max(through_id) AS through_id FROM inputs GROUP BY ledger")
+        got = sorted(con.execute(SQL_HOOKS).fetchall())
+        want = con.execute(_HOOKS_FROM_EVENTS).fetchall()
+    finally:
+        con.close()
+    assert len(want) >= 12 and got == want
+
+
+@pytest.mark.parametrize("text", [
+    '{"tool_input":{"command":"x","description":"curl https://u:pw@h/ ghp_' + "a" * 40 + '"},"tool_response":"y"}',
+    '{"tool_input":{"description":"https:\\/\\/u:pw@host\\/p"},"error":"e"}',
+    '{"tool_input":{"description":"tok\\u0065n ghp\\u005f' + "b" * 40 + '"},"stdout":"s"}',
+    '{"a":"-----BEGIN RSA PRIVATE KEY-----\\nabc\\n-----END RSA PRIVATE KEY-----","error":"e"}',
+    '{"prompt":"p","x":[{"message":1,"y":"sk-' + "c" * 40 + '"}],"k":"line\\n?token=abc"}',
+    '{"tool_input":{"description":"plain words","file_path":"/x/y"},"tool_response":"https://a:b@c ghp_'
+    + "d" * 40 + '"}',
+])
+def test_scrub_fast_path_equals_redacting_every_string(text):
+    from reflex.analysis.dataset import _OUTPUT_KEYS, _drop_outputs, _dumps, _redact_strings, scrub_data
+    got = scrub_data(text)
+    assert got == _dumps(_redact_strings(_drop_outputs(json.loads(text))))
+    assert not any('"%s"' % k in got for k in _OUTPUT_KEYS) and "ghp_" not in got and "pw@" not in got
