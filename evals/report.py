@@ -512,7 +512,7 @@ def harness_table(doc):
         return "%s ms" % _fmt(r["value"]) if r and r.get("value") is not None else "not measured"
 
     lines.append("| claude | yes (where the harness would run the command unasked) | yes | no (digest by rewrite) | "
-                 "yes | transcripts | %s | %s | real CLI (claude-agent-sdk's bundled Claude Code) |" % (
+                 "yes | the ledger, and its transcripts | %s | %s | real CLI (claude-agent-sdk's bundled Claude Code) |" % (
                      latency("claude"), referee("")))
     for name in codecs.NAMES:
         caps = codecs.get(name).CAPS
@@ -523,7 +523,8 @@ def harness_table(doc):
         pin = PINNED.get(name)
         lines.append("| %s | %s | %s | %s | yes | %s | %s | %s | %s |" % (
             name, rewrite, "yes" if caps.can_deny else "no", post,
-            "its own session files" if name in FORMATS else "no", latency(name), referee(name + " "),
+            "the ledger, and its own session files" if name in FORMATS else "the ledger", latency(name),
+            referee(name + " "),
             "real CLI %s %s" % pin if pin else "documented payloads"))
     return lines
 
