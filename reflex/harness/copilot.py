@@ -24,8 +24,8 @@ import json
 import re
 from typing import Any
 
-from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_END,
-                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool,
+from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_END,
+                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, shell_or_file_event,
                                   split_status_line)
 
 NAME = "copilot"
@@ -70,14 +70,10 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
         except ValueError:
             args = None
     args = args if isinstance(args, dict) else {}
-    if kind == PRE_SHELL and tool != CAPS.shell_tool:
-        mapped = file_tool(tool, args, FILE_TOOLS)
-        if mapped is None:
-            kind = OTHER
-        else:
-            return ShellEvent(harness=NAME, kind=PRE_FILE, native_event=native,
-                              session_id=as_str(obj.get("sessionId")), cwd=as_str(obj.get("cwd")),
-                              tool_name=mapped[0], tool_input=mapped[1])
+    other = shell_or_file_event(kind, tool, args, CAPS, FILE_TOOLS, harness=NAME, native_event=native,
+                                session_id=as_str(obj.get("sessionId")), cwd=as_str(obj.get("cwd")))
+    if other is not None:
+        return other
     if kind == POST_SHELL and tool != CAPS.shell_tool:
         kind = OTHER
     output, exit_code = None, None

@@ -24,8 +24,8 @@ import json
 import re
 from typing import Any
 
-from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_FILE, PRE_SHELL, SESSION_END,
-                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, file_tool)
+from reflex.harness.model import (OTHER, POST_SHELL, POST_SHELL_FAILED, PRE_SHELL, SESSION_END,
+                                  SESSION_START, Capabilities, Decision, ShellEvent, as_str, shell_or_file_event)
 
 NAME = "gemini"
 CAPS = Capabilities(harness=NAME, shell_tool="run_shell_command", can_rewrite=True, rewrite_needs_allow=False,
@@ -75,15 +75,11 @@ def decode(obj: dict[str, Any], event_hint: str = "") -> ShellEvent:
     kind = _KINDS.get(native, OTHER)
     tool = as_str(obj.get("tool_name"))
     tool_input = obj.get("tool_input") if isinstance(obj.get("tool_input"), dict) else {}
-    if kind == PRE_SHELL and tool != CAPS.shell_tool:
-        mapped = file_tool(tool, tool_input, FILE_TOOLS)
-        if mapped is None:
-            kind = OTHER
-        else:
-            return ShellEvent(harness=NAME, kind=PRE_FILE, native_event=native,
-                              session_id=as_str(obj.get("session_id")), cwd=as_str(obj.get("cwd")),
-                              tool_name=mapped[0], tool_input=mapped[1],
-                              transcript_path=as_str(obj.get("transcript_path")))
+    other = shell_or_file_event(kind, tool, tool_input, CAPS, FILE_TOOLS, harness=NAME, native_event=native,
+                                session_id=as_str(obj.get("session_id")), cwd=as_str(obj.get("cwd")),
+                                transcript_path=as_str(obj.get("transcript_path")))
+    if other is not None:
+        return other
     if kind == POST_SHELL and tool != CAPS.shell_tool:
         kind = OTHER
     rest = {k: v for k, v in tool_input.items() if k != "command"}
