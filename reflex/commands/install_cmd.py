@@ -71,15 +71,9 @@ def uninstall(scope, settings_file, dry_run, harness):
             new, changed, backup = hinst.uninstall(paths, harness, target, dry_run=dry_run)
         except inst.InstallError as e:
             raise ReflexError(str(e))
-        if dry_run:
-            click.echo(json.dumps(new, indent=2))
-            return
-        click.echo("removed ctx hooks from %s" % target if changed else "no ctx hooks in %s" % target)
-        if backup:
-            click.echo("backup: %s" % backup)
-        return
-    target = _target(scope, settings_file)
-    new, changed, backup = inst.uninstall(paths, target, dry_run=dry_run)
+    else:
+        target = _target(scope, settings_file)
+        new, changed, backup = inst.uninstall(paths, target, dry_run=dry_run)
     if dry_run:
         click.echo(json.dumps(new, indent=2))
         return
