@@ -180,6 +180,30 @@ def ours_recall(dg, truth, family):
     return got / n if n else None
 
 
+def counts_check(dg, truth):
+    """Every count the runner printed is stated in the digest's header, and agrees with the tool's own
+    structured report where that report has the same count (failed, passed).  None: the output
+    printed no count (a passthrough, or a tool with no summary)."""
+    reported = dg.facts.counts.reported()
+    if dg.passthrough or not reported:
+        return None
+    header = dg.text.split("\n", 1)[0]
+    # A total equal to the sum of the outcomes says nothing they do not; the header leaves it out.
+    outcomes = [v for k, v in reported.items() if k not in ("total", "deselected", "files")
+                and k not in dg.facts.counts.other]
+    implied = {sum(outcomes), sum(outcomes) - reported.get("warnings", 0)} if outcomes else set()
+    stated = all(re.search(rf"(?<![\d.]){n}(?![\d.])", header) or (k == "total" and n in implied)
+                 for k, n in reported.items())
+    agrees = True
+    errored = truth.get("errored_tests", [])
+    if "failed" in reported and not errored and "display_ids" not in truth:
+        agrees = reported["failed"] + reported.get("cancelled", 0) == \
+            truth["failed_count"] + truth.get("subtests_failed", 0)
+    if "passed" in reported and "display_ids" not in truth:
+        agrees = agrees and reported["passed"] == truth["passed_count"]
+    return stated and agrees
+
+
 def corpus_table():
     from blake3 import blake3
 
@@ -200,7 +224,7 @@ def corpus_table():
                "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
                "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"]),
                "held_out": bool(meta.get("held_out")), "tool_version": meta["tool_version"],
-               "ctx_counts": dg.facts.counts.reported(),
+               "ctx_counts": dg.facts.counts.reported(), "counts_ok": counts_check(dg, meta["truth"]),
                "ctx_over_raw": round(dg.tokens / dg.raw_tokens, 3) if dg.raw_tokens else None,
                "size_ok": dg.tokens <= dg.raw_tokens and (dg.raw_tokens <= 2000 or dg.tokens <= 0.35 * dg.raw_tokens)}
         rtk_path = os.path.join(d, "rtk.txt")
@@ -216,7 +240,9 @@ def corpus_table():
         f = families.setdefault(key, {"cases": 0, "raw_tokens": 0, "ctx_tokens": 0, "rtk_tokens": 0,
                                                 "rtk_cases": 0, "ctx_tokens_rtk_cases": 0, "recall": [],
                                                 "rtk_strict": [], "rtk_lenient": [], "size_ok": True,
-                                                "versions": set()})
+                                                "counts_ok": [], "versions": set()})
+        if row["counts_ok"] is not None:
+            f["counts_ok"].append(row["counts_ok"])
         f["size_ok"] = f["size_ok"] and row["size_ok"]
         f["versions"].add(row["tool_version"])
         f["cases"] += 1
@@ -238,7 +264,9 @@ def corpus_table():
                         "ctx_recall": mean(f["recall"]), "rtk_cases": f["rtk_cases"],
                         "ctx_tokens_on_rtk_cases": f["ctx_tokens_rtk_cases"], "rtk_tokens": f["rtk_tokens"],
                         "rtk_recall_strict": mean(f["rtk_strict"]), "rtk_recall_lenient": mean(f["rtk_lenient"]),
-                        "size_ok": f["size_ok"], "versions": sorted(f["versions"])}
+                        "size_ok": f["size_ok"], "versions": sorted(f["versions"]),
+                        # cases whose printed counts are all stated (and agree with the tool's report)
+                        "counts_cases": len(f["counts_ok"]), "counts_ok_cases": sum(f["counts_ok"])}
     return cases, summary
 
 

@@ -308,8 +308,8 @@ FAMILY_TOOL = {
     "exunit": ("mix", "mix --version | tail -1; elixir --version | grep -i erlang"),
     "rspec": ("rspec", "rspec --version | tr '\\n' ' '; ruby --version"),
     "phpunit": ("phpunit", "phpunit --version | head -1; php --version | head -1"),
-    "junit": ("java", f"java -jar {JUNIT_JAR} --version 2>&1 | grep -i 'junit platform' | head -1; "
-                      "java -version 2>&1 | head -1"),
+    # The console launcher of JUnit 5.9 has no --version and its jar's manifest names none: the package's.
+    "junit": ("java", "dpkg-query -W -f='junit5 ${Version} (Debian)\\n' junit5; java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
 }
 

@@ -248,13 +248,56 @@ def digest_rows():
     if not d:
         return [row(4, "digest", None, note="not measured")]
     out = []
-    for fam, f in sorted((d.get("families") or {}).items()):
+    families = d.get("families") or {}
+    for fam, f in sorted(families.items()):
         out.append(row(4, "census recall, %s" % fam, f.get("ctx_recall"), "", "RTK", f.get("rtk_recall_strict"),
                        "100%", f.get("ctx_recall") == 1.0))
-        out.append(row(4, "delivered tokens, %s (raw %s)" % (fam, f.get("raw_tokens")), f.get("ctx_tokens_on_rtk_cases"),
-                       "tokens", "RTK", f.get("rtk_tokens"), "<= RTK",
-                       (f.get("ctx_tokens_on_rtk_cases") or 0) <= (f.get("rtk_tokens") or 0) if f.get("rtk_tokens") else None))
+        if f.get("rtk_cases"):
+            partial = f["rtk_cases"] != f["cases"]
+            out.append(row(4, "delivered tokens, %s (raw %s%s)" % (
+                fam, f.get("raw_tokens"), ", %s of %s cases have RTK's output" % (f["rtk_cases"], f["cases"])
+                if partial else ""), f.get("ctx_tokens_on_rtk_cases"), "tokens", "RTK", f.get("rtk_tokens"),
+                "<= RTK", f["ctx_tokens_on_rtk_cases"] <= f["rtk_tokens"]))
+        else:  # RTK has no filter for this family: the digest against the raw output
+            out.append(row(4, "delivered tokens, %s (RTK has no filter for it)" % fam, f.get("ctx_tokens"), "tokens",
+                           "raw", f.get("raw_tokens"), "<= raw, <= 35% above 2,000", f.get("size_ok")))
+    if families:
+        sized = [fam for fam, f in families.items() if f.get("size_ok")]
+        out.append(row(4, "runners whose every digest is <= raw and <= 35% of it above 2,000 tokens", len(sized), "",
+                       "runners", len(families), "all", len(sized) == len(families),
+                       note="over: " + ", ".join(sorted(set(families) - set(sized))) if len(sized) < len(families)
+                       else ""))
+        counted = [fam for fam, f in families.items() if f.get("counts_cases")]
+        stated = [fam for fam in counted if families[fam]["counts_ok_cases"] == families[fam]["counts_cases"]]
+        out.append(row(4, "runners whose every printed count is stated (and agrees with the tool's report)",
+                       len(stated), "", "runners", len(counted), "all", len(stated) == len(counted),
+                       note="not: " + ", ".join(sorted(set(counted) - set(stated))) if len(stated) < len(counted)
+                       else ""))
     return out
+
+
+def runner_table(doc):
+    """One line per runner (corpus family; held-out cases apart): census, counts, tokens, RTK, versions."""
+    fams = doc.get("runners")
+    if not fams:
+        return ["", "## Per runner", "", "Not measured in this run (bench_digest)."]
+    pct = lambda x: "—" if x is None else "%d%%" % round(100 * x)  # noqa: E731
+    lines = ["", "## Per runner", "",
+             "Real outputs of each tool on the fixtures in evals/fixtures, truth from the tool's own structured "
+             "report (evals/corpus/README.md). Census: the tool's failures, errored tests, units and "
+             "diagnostics the digest names. Counts: cases whose printed counts are all in the digest's header. "
+             "RTK's tokens are summed over the cases RTK has an output for.", "",
+             "| runner | cases | census | counts stated | tokens, ctx / raw | size | RTK tokens (ctx on the same cases) "
+             "| RTK census | versions |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for fam, f in sorted(fams.items()):
+        counts = "%s/%s" % (f["counts_ok_cases"], f["counts_cases"]) if f.get("counts_cases") else "none printed"
+        rtk = "%s (%s)" % (f["rtk_tokens"], f["ctx_tokens_on_rtk_cases"]) if f.get("rtk_cases") else "no filter"
+        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |" % (
+            fam, f["cases"], pct(f.get("ctx_recall")), counts, f["ctx_tokens"], f["raw_tokens"],
+            "ok" if f.get("size_ok") else "over", rtk, pct(f.get("rtk_recall_strict")) if f.get("rtk_cases") else "—",
+            "; ".join(f.get("versions") or []).replace("|", "/")))
+    return lines
 
 
 def worktree_rows():
@@ -470,8 +513,9 @@ def build(runs, meta, fresh_files=None):
         for r in new:
             r["bench"] = bench
         rows.extend(new)
+    digest = _load("bench_digest.json") or {}
     return {"meta": meta, "runs": {k: {kk: vv for kk, vv in v.items() if kk != "stdout_tail"} for k, v in runs.items()},
-            "rows": rows}
+            "rows": rows, "runners": digest.get("families")}
 
 
 def _fmt(v):
@@ -569,6 +613,7 @@ def markdown(doc):
         lines.append("| %s | %s | %s %s | %s | %s | %s | %s | %s |" % (
             r["issue"], r["figure"], _fmt(r["value"]), r["unit"], base, _fmt(r["ratio"]), r["target"] or "—",
             _fmt(r["ok"]), r["note"].replace("|", "/")))
+    lines += runner_table(doc)
     lines += harness_table(doc)
     lines += ["", "## Benchmark runs", "", "| benchmark | status | seconds |", "| --- | --- | --- |"]
     for name, r in doc["runs"].items():
