@@ -204,6 +204,20 @@ def counts_check(dg, truth):
     return stated and agrees
 
 
+def ungrouped_tokens(raw, meta, family, cwd):
+    """The same digest with parametrized cases listed one by one (no parameter groups): what
+    grouping saves is measured, not assumed."""
+    from unittest import mock
+
+    from blake3 import blake3
+
+    from reflex.digest import build_digest, census
+
+    with mock.patch.object(census, "_param_base", lambda f: None):
+        return build_digest(raw, family=family, exit_code=meta["exit_code"], command=meta["command"],
+                            handle="r:" + blake3(raw).hexdigest()[:12], cwd=cwd).tokens
+
+
 def corpus_table():
     from blake3 import blake3
 
@@ -217,10 +231,12 @@ def corpus_table():
         meta = json.load(open(meta_path))
         raw = open(os.path.join(d, "output.txt"), "rb").read()
         # The profile is chosen from the command, as the hook and ctx run choose it.
-        dg = build_digest(raw, family=family_of_command(meta["command"]), exit_code=meta["exit_code"],
+        family = family_of_command(meta["command"])
+        dg = build_digest(raw, family=family, exit_code=meta["exit_code"],
                           command=meta["command"], handle="r:" + blake3(raw).hexdigest()[:12],
                           cwd=recorded_cwd(meta))
         row = {"case": f"{meta['family']}/{meta['case']}", "family": meta["family"], "raw_bytes": len(raw),
+               "ctx_tokens_ungrouped": ungrouped_tokens(raw, meta, family, recorded_cwd(meta)),
                "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
                "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"]),
                "held_out": bool(meta.get("held_out")), "tool_version": meta["tool_version"],
@@ -248,6 +264,7 @@ def corpus_table():
         f["cases"] += 1
         f["raw_tokens"] += row["raw_tokens"]
         f["ctx_tokens"] += row["ctx_tokens"]
+        f["ctx_tokens_ungrouped"] = f.get("ctx_tokens_ungrouped", 0) + row["ctx_tokens_ungrouped"]
         if row["ctx_recall"] is not None:
             f["recall"].append(row["ctx_recall"])
         if "rtk_tokens" in row:
@@ -266,7 +283,9 @@ def corpus_table():
                         "rtk_recall_strict": mean(f["rtk_strict"]), "rtk_recall_lenient": mean(f["rtk_lenient"]),
                         "size_ok": f["size_ok"], "versions": sorted(f["versions"]),
                         # cases whose printed counts are all stated (and agree with the tool's report)
-                        "counts_cases": len(f["counts_ok"]), "counts_ok_cases": sum(f["counts_ok"])}
+                        "counts_cases": len(f["counts_ok"]), "counts_ok_cases": sum(f["counts_ok"]),
+                        # the same digests with parametrized cases one per line
+                        "ctx_tokens_ungrouped": f["ctx_tokens_ungrouped"]}
     return cases, summary
 
 

@@ -286,16 +286,20 @@ def runner_table(doc):
              "Real outputs of each tool on the fixtures in evals/fixtures, truth from the tool's own structured "
              "report (evals/corpus/README.md). Census: the tool's failures, errored tests, units and "
              "diagnostics the digest names. Counts: cases whose printed counts are all in the digest's header. "
-             "RTK's tokens are summed over the cases RTK has an output for.", "",
-             "| runner | cases | census | counts stated | tokens, ctx / raw | size | RTK tokens (ctx on the same cases) "
-             "| RTK census | versions |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "RTK's tokens are summed over the cases RTK has an output for. Parameter groups: the same digests "
+             "with every parametrized case on its own line, against the grouped form.", "",
+             "| runner | cases | census | counts stated | tokens, ctx / raw | size | parameter groups save "
+             "| RTK tokens (ctx on the same cases) | RTK census | versions |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for fam, f in sorted(fams.items()):
         counts = "%s/%s" % (f["counts_ok_cases"], f["counts_cases"]) if f.get("counts_cases") else "none printed"
         rtk = "%s (%s)" % (f["rtk_tokens"], f["ctx_tokens_on_rtk_cases"]) if f.get("rtk_cases") else "no filter"
-        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |" % (
+        flat = f.get("ctx_tokens_ungrouped")
+        saves = "%s tokens (%s → %s)" % (flat - f["ctx_tokens"], flat, f["ctx_tokens"]) \
+            if flat and flat != f["ctx_tokens"] else "—"
+        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |" % (
             fam, f["cases"], pct(f.get("ctx_recall")), counts, f["ctx_tokens"], f["raw_tokens"],
-            "ok" if f.get("size_ok") else "over", rtk, pct(f.get("rtk_recall_strict")) if f.get("rtk_cases") else "—",
+            "ok" if f.get("size_ok") else "over", saves, rtk, pct(f.get("rtk_recall_strict")) if f.get("rtk_cases") else "—",
             "; ".join(f.get("versions") or []).replace("|", "/")))
     return lines
 
