@@ -270,6 +270,15 @@ CASES: list[Case] = [
          prepare=CMAKE_BUILD),
     Case("ctest", "regex", CM, "ctest --test-dir build -R total --output-on-failure", prepare=CMAKE_BUILD,
          held_out=True),
+    # Maven Surefire on the same project as the console launcher (pom.xml; .mvn/maven.config points
+    # Maven at Debian's offline repository, /usr/share/maven-repo: Maven Central is not reachable).
+    Case("maven", "plain", JAVA, "mvn test", "Maven's default: ANSI colours even into a pipe; a failing "
+         "@BeforeAll, @ParameterizedTest rows, unicode, a NullPointerException"),
+    Case("maven", "batch", JAVA, "mvn -B test", "batch mode: no colours"),
+    Case("maven", "quiet", JAVA, "mvn -q test", "errors only"),
+    Case("maven", "compile_error", JAVA, "mvn -B -f pom-broken.xml test",
+         "a test source that does not compile: javac's errors, listed twice by Maven"),
+    Case("maven", "one_class", JAVA, "mvn test -Dtest=CartTest", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -311,6 +320,8 @@ FAMILY_TOOL = {
     # The console launcher of JUnit 5.9 has no --version and its jar's manifest names none: the package's.
     "junit": ("java", "dpkg-query -W -f='junit5 ${Version} (Debian)\\n' junit5; java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
+    "maven": ("mvn", "mvn -B --version | head -1; dpkg-query -W -f='surefire ${Version} (Debian)\\n' "
+                     "libsurefire-java; java -version 2>&1 | head -1"),
 }
 
 
@@ -356,6 +367,8 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
+        "maven": ("mvn", "apt-get install maven default-jdk-headless junit5 libsurefire-java "
+                         "libmaven-compiler-plugin-java libmaven-resources-plugin-java"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -364,6 +377,9 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         exe = need[family]
     if shutil.which(exe[0], path=env["PATH"]) is None:
         return f"{exe[0]} not found ({exe[1]})"
+    if family == "maven" and not Path("/usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin/2.22.3").is_dir():
+        return ("Debian's Maven plugins not found (apt-get install libsurefire-java libmaven-compiler-plugin-java "
+                "libmaven-resources-plugin-java junit5)")
     if family == "junit" and not Path(JUNIT_JAR).exists():
         return f"{JUNIT_JAR} not found (apt-get install junit5)"
     if fixture == TS and not (FIXTURES / TS / "node_modules" / ".bin").is_dir():
@@ -882,6 +898,46 @@ def truth_junit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
                              "carries one identical <error> is a class-level failure"), cmd
 
 
+MVN_JAVAC = re.compile(r"^\[ERROR\] (?P<file>/\S+\.java):\[(?P<line>\d+),(?P<col>\d+)\] (?P<msg>.*)$")
+
+
+def truth_maven(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The same goals and -D/-f options in batch mode, then Surefire's own XML reports
+    (target/surefire-reports/TEST-*.xml). A test source that does not compile leaves no report:
+    javac's diagnostics are read from that run's `[ERROR] /file.java:[line,col] message` lines,
+    javac's own line format (it has no structured reporter)."""
+    args = [a for a in case.command.split()[1:] if a not in ("-B", "-q")]
+    cmd = "mvn -B " + " ".join(args)
+    out, _, _ = sh(cmd, case.cwd, env)
+    t = empty_truth()
+    seen = set()
+    for line in out.decode("utf-8", "replace").splitlines():
+        m = MVN_JAVAC.match(line)
+        if m and (m["file"], m["line"], m["col"]) not in seen:  # Maven prints each error twice
+            seen.add((m["file"], m["line"], m["col"]))
+            t["diagnostics"].append(diag(rel(m["file"], case.cwd), int(m["line"]), int(m["col"]), None, m["msg"]))
+    for xml in sorted((case.cwd / "target" / "surefire-reports").glob("TEST-*.xml")):
+        for _suites, tc in junit_cases(xml):
+            cls, name = tc.get("classname") or "", tc.get("name") or ""
+            if name == cls:  # a class-level callback (@BeforeAll) failed: Surefire reports the class
+                t["failed_units"] = sorted({*t.get("failed_units", []), cls})
+                t["errors"].append(cls)
+                continue
+            tid = f"{cls}#{name}"
+            if tc.find("failure") is not None:
+                t["failed"].append(tid)
+            elif tc.find("error") is not None:
+                t["errors"].append(tid)
+                t.setdefault("errored_tests", []).append(tid)
+            elif tc.find("skipped") is not None:
+                t["skipped_count"] += 1
+            else:
+                t["passed_count"] += 1
+    t["errored_tests"] = sorted(t.get("errored_tests", []))
+    return finish_truth(t), ("Surefire XML reports (target/surefire-reports); a testcase named after its class is "
+                             "a class-level failure; compile errors: javac's lines in that run"), cmd
+
+
 def truth_gotestsum(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
     """go test -json on the same go test arguments; ids as gotestsum prints them (module prefix off)."""
     go_args = case.command.split(" -- ", 1)[1] if " -- " in case.command else "./..."
@@ -950,7 +1006,7 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
-    "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
+    "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest, "maven": truth_maven,
 }
 
 

@@ -27,9 +27,9 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest"}
+            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit", "junit", "gotestsum", "prove", "ctest"}
+                 "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
@@ -54,7 +54,7 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split(" ", 1)[1]
     if family == "prove":  # t/file.t: description
         return test_id.split(": ", 1)[1]
-    if family == "minitest":  # Class#test_name
+    if family in ("minitest", "maven"):  # Class#test_name, package.Class#method{params}[n]
         return test_id.split("#", 1)[1]
     if family == "junit":  # class#method [display name]
         return test_id.split("#", 1)[1].split(" [", 1)[-1].rstrip("]")

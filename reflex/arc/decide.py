@@ -16,10 +16,13 @@ from dataclasses import dataclass
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
                               "minitest", "phpunit", "junit", "gotestsum",
-                              "prove", "ctest"})
+                              "prove", "ctest", "maven"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
-REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
+REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
+                       # the phases that compile or test (a command's last phase: see signature.runners.maven)
+                       "maven": frozenset({"compile", "test-compile", "process-test-classes", "test", "surefire:test",
+                                           "prepare-package", "package", "integration-test", "verify", "install"})}
 
 
 @dataclass(frozen=True)

@@ -256,11 +256,13 @@ def _by_file(facts: Facts, src: "Source", limit: int = 140) -> list[Group]:
 def _by_code(facts: Facts, src: "Source") -> list[Group]:
     """Format B: `CODE ×n: first message`, then that code's locations, file by file."""
     out: list[Group] = []
-    by_key: dict[str, list[Diagnostic]] = {}
+    by_key: dict[tuple[str, str], list[Diagnostic]] = {}
     for d in facts.diagnostics:
-        by_key.setdefault(_diag_key(d), []).append(d)
+        # Without a code, only findings of one message shape share a heading: javac's "cannot find
+        # symbol" and "incompatible types" under one "error ×3: cannot find symbol" would mislead.
+        by_key.setdefault((_diag_key(d), "" if d.code else _message_kind(d.message)), []).append(d)
     idx = 0
-    for key, group in by_key.items():
+    for (key, _shape), group in by_key.items():
         sev = "" if group[0].severity == "error" else f" ({group[0].severity})"
         out.append(Group((S_DIAG, idx), [f"{show(key, 60)}{sev} ×{len(group)}: {show(group[0].message, 100)}"]))
         idx += 1

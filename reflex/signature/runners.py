@@ -603,11 +603,23 @@ def gradle(v: View, name: str, args: list[Word]) -> None:
     v.subcommand = next((a.value for a in p.positionals), "")
 
 
+# Maven's build lifecycle, in order: a command that runs only phases (and Surefire's own goal) ends
+# in the last one it names, which is what its output reports on (`mvn clean install` tests, then
+# packages).  Any other goal (`spring-boot:run`, `exec:java`, `dependency:tree`) names the command.
+MAVEN_PHASES = ("clean", "validate", "initialize", "generate-sources", "process-sources", "generate-resources",
+                "process-resources", "compile", "process-classes", "generate-test-sources",
+                "process-test-sources", "generate-test-resources", "process-test-resources", "test-compile",
+                "process-test-classes", "test", "surefire:test", "prepare-package", "package",
+                "pre-integration-test", "integration-test", "post-integration-test", "verify", "install")
+
+
 def maven(v: View, name: str, args: list[Word]) -> None:
     v.family = "maven"
     p = walk(args, MAVEN)
     _apply(v, [name], p)
-    v.subcommand = next((a.value for a in p.positionals), "")
+    goals = [a.value for a in p.positionals]
+    other = [g for g in goals if g not in MAVEN_PHASES]
+    v.subcommand = other[0] if other else max(goals, key=MAVEN_PHASES.index, default="")
 
 
 # ---------------------------------------------------------------- runtimes' own test runners

@@ -98,7 +98,9 @@ def test_census_complete_in_every_density(meta_path, density):
         from reflex.digest.source import Source
 
         src = Source(raw, dg.handle)
-        assert text == "\n".join(src.lines(0, len(src.out))) + "\n"
+        body = "\n".join(src.lines(0, len(src.out)))
+        # It ends as the output did: Maven's last line is colour resets with no newline after them.
+        assert text == (body + "\n" if raw.endswith(b"\n") else body)
         return
     header = text.split("\n")[-1] if dg.passthrough else text.split("\n")[0]
     assert header.startswith("[ctx] ") and dg.handle in header

@@ -44,9 +44,14 @@ RUNNERS = {
     "prove -lv t/cart.t": ("prove", "prove"),
     "ctest --test-dir build --output-on-failure": ("ctest", "ctest"),
     "cd build && ctest -R total -j4": ("ctest", "ctest"),
+    "mvn test": ("maven", "surefire"),
+    "mvn -B clean install": ("maven", "surefire"),
+    "./mvnw -q test -Dtest=CartTest#tenTakesTenPercentOff": ("maven", "surefire"),
+    "mvn -pl core verify": ("maven", "surefire"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
+CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain",
+                "maven/plain", "maven/compile_error"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -61,7 +66,9 @@ def test_node_without_test_is_not_a_runner():
 
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
-                                     "rails server", "rake db:migrate", "java -jar app.jar"])
+                                     "rails server", "rake db:migrate", "java -jar app.jar",
+                                     "mvn spring-boot:run", "mvn clean", "mvn -q dependency:tree",
+                                     "mvn clean compile exec:java"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
-                                    mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
+                                    mypy, nodetest, phpunit, prove, pytest, rspec, ruff, surefire, tsc,
+                                    vitest)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -33,6 +34,7 @@ PROFILES: dict[str, Profile] = {
     "gotestsum": gotestsum.PROFILE,
     "prove": prove.PROFILE,
     "ctest": ctest.PROFILE,
+    "surefire": surefire.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -45,6 +47,7 @@ FAMILIES: dict[str, str] = {
     "cargo": "cargotest",
     "node-test": "nodetest",
     "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
+    "maven": "surefire",  # Maven's log: Surefire's report, javac's errors, a failed goal
 }
 
 # Order matters: more specific formats first.
