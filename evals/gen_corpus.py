@@ -142,6 +142,7 @@ class Case:
 PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
 NODE, RB, PHP, JAVA, PL, CM = "js_nodetest", "rb_cart", "php_cart", "java_cart", "pl_cart", "c_cart"
+WEB = "web_shop"
 CMAKE_BUILD = "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build >/dev/null"
 JUNIT_JAR = "/usr/share/java/junit-platform-console-standalone.jar"  # Debian's junit5 package
 JAVAC = (f"mkdir -p classes && javac -encoding UTF-8 -d classes -cp {JUNIT_JAR} "
@@ -279,6 +280,22 @@ CASES: list[Case] = [
     Case("maven", "compile_error", JAVA, "mvn -B -f pom-broken.xml test",
          "a test source that does not compile: javac's errors, listed twice by Maven"),
     Case("maven", "one_class", JAVA, "mvn test -Dtest=CartTest", held_out=True),
+    # Bundlers on one storefront (evals/fixtures/web_shop): an unresolved import, a syntax error, a
+    # redeclared identifier, a duplicate object key (a warning where the tool has warnings), unicode.
+    Case("esbuild", "plain", WEB, "npx esbuild src/main.js --bundle --outdir=dist",
+         "not a TTY: no colours; code frames and notes"),
+    Case("esbuild", "color", WEB, "npx esbuild src/main.js --bundle --outdir=dist --color=true"),
+    Case("esbuild", "errors_only", WEB, "npx esbuild src/main.js --bundle --outdir=dist --log-level=error",
+         "warnings not shown"),
+    Case("esbuild", "minify", WEB, "npx esbuild src/main.js --bundle --minify --outdir=dist", held_out=True),
+    Case("webpack", "plain", WEB, "npx webpack", "webpack 5 with webpack-cli: stats, then ERROR in blocks"),
+    Case("webpack", "color", WEB, "npx webpack --color"),
+    Case("webpack", "errors_only", WEB, "npx webpack --stats=errors-only"),
+    Case("webpack", "npm_run_build", WEB, "npm run build", "the package's build script is `webpack`",
+         held_out=True),
+    Case("vite", "plain", WEB, "npx vite build", "vite 8 (rolldown): colour into a pipe, code frames, a stack"),
+    Case("vite", "debug_mode", WEB, "npx vite build --mode development --logLevel info"),
+    Case("vite", "outdir", WEB, "npx vite build --outDir dist-vite --emptyOutDir", held_out=True),
     Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
@@ -320,6 +337,9 @@ FAMILY_TOOL = {
     # The console launcher of JUnit 5.9 has no --version and its jar's manifest names none: the package's.
     "junit": ("java", "dpkg-query -W -f='junit5 ${Version} (Debian)\\n' junit5; java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
+    "esbuild": ("esbuild", "echo esbuild $(npx --no-install esbuild --version)"),
+    "webpack": ("webpack", "npx --no-install webpack --version | tr '\\n' ' '"),
+    "vite": ("vite", "npx --no-install vite --version"),
     "maven": ("mvn", "mvn -B --version | head -1; dpkg-query -W -f='surefire ${Version} (Debian)\\n' "
                      "libsurefire-java; java -version 2>&1 | head -1"),
 }
@@ -339,7 +359,7 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
         probe = FAMILY_TOOL[case.family][1]
     out, _, _ = sh(probe, case.cwd, env)
     lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if case.family in ("vitest", "jest", "tsc", "eslint"):
+    if case.family in ("vitest", "jest", "tsc", "eslint", "esbuild", "webpack", "vite"):
         lines.append("node " + first_line("node --version", env))
     if case.family == "pytest":
         lines.append(first_line("python --version", env))
@@ -367,6 +387,9 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
+        "esbuild": ("node", "apt-get install nodejs npm"),
+        "webpack": ("node", "apt-get install nodejs npm"),
+        "vite": ("node", "apt-get install nodejs npm"),
         "maven": ("mvn", "apt-get install maven default-jdk-headless junit5 libsurefire-java "
                          "libmaven-compiler-plugin-java libmaven-resources-plugin-java"),
     }
@@ -382,10 +405,10 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
                 "libmaven-resources-plugin-java junit5)")
     if family == "junit" and not Path(JUNIT_JAR).exists():
         return f"{JUNIT_JAR} not found (apt-get install junit5)"
-    if fixture == TS and not (FIXTURES / TS / "node_modules" / ".bin").is_dir():
-        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / TS, env, merge=False)
+    if fixture in (TS, WEB) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
+        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / fixture, env, merge=False)
         if rc != 0:
-            return "npm ci failed in evals/fixtures/ts_ledger: " + err.decode("utf-8", "replace")[-300:]
+            return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
     return None
 
 
@@ -938,6 +961,57 @@ def truth_maven(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
                              "a class-level failure; compile errors: javac's lines in that run"), cmd
 
 
+def _node_json(cmd: str, case: Case, env: dict[str, str]) -> dict:
+    out, err, rc = sh(cmd, case.cwd, env, merge=False)
+    try:
+        return json.loads(out)
+    except ValueError:
+        raise SystemExit(f"{case.key}: truth run printed no JSON ({cmd}, exit {rc}): "
+                         + err.decode("utf-8", "replace")[-500:]) from None
+
+
+def truth_esbuild(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """esbuild's own messages through its JS API (truth/esbuild.mjs: build() with the same entry and
+    bundling, logLevel silent); --log-level=error hides warnings, so they are not in the truth."""
+    entry = case.command.split()[2]
+    cmd = f"node truth/esbuild.mjs {entry}" + (" --errors-only" if "--log-level=error" in case.command else "")
+    report = _node_json(cmd, case, env)
+    t = empty_truth()
+    for severity, key in (("error", "errors"), ("warning", "warnings")):
+        for m in report[key]:
+            t["diagnostics"].append(diag(m["file"], m["line"], m["column"], m["id"], m["text"], severity))
+    return finish_truth(t), "esbuild's JS API (truth/esbuild.mjs): errors and warnings with locations", cmd
+
+
+def truth_webpack(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """webpack's own errors through its Node API (truth/webpack.cjs, the project's config): the
+    stats' errors (module, `loc`), or with --bail the one error the compilation stopped at."""
+    cmd = "node truth/webpack.cjs" + (" --bail" if "--bail" in case.command.split() else "")
+    report = _node_json(cmd, case, env)
+    t = empty_truth()
+    for e in report["errors"]:
+        line = col = None
+        m = re.match(r"(\d+):(\d+)", e.get("loc") or "")
+        if m:
+            line, col = int(m[1]), int(m[2])
+        t["diagnostics"].append(diag(e["moduleName"].removeprefix("./"), line, col, None,
+                                     e["message"].split("\n", 1)[0]))
+    return finish_truth(t), "webpack's Node API (truth/webpack.cjs): the stats' errors, module and loc", cmd
+
+
+def truth_vite(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The errors vite's JS API throws (truth/vite.mjs: build() with logLevel silent; rolldown's
+    `errors` with code and loc). loc.column is 0-based; vite prints it 1-based: stored as printed."""
+    cmd = "node truth/vite.mjs"
+    report = _node_json(cmd, case, env)
+    t = empty_truth()
+    for e in report["errors"]:
+        first = re.sub(r"\x1b\[[0-9;]*m", "", e["message"]).split("\n", 1)[0]
+        first = re.sub(r"^\[\w+\] ", "", first)
+        t["diagnostics"].append(diag(rel(e["file"], case.cwd), e["line"], e["column"] + 1, e["code"], first))
+    return finish_truth(t), "vite's JS API (truth/vite.mjs): rolldown's errors, code and loc (column made 1-based)", cmd
+
+
 def truth_gotestsum(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
     """go test -json on the same go test arguments; ids as gotestsum prints them (module prefix off)."""
     go_args = case.command.split(" -- ", 1)[1] if " -- " in case.command else "./..."
@@ -1007,6 +1081,7 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest, "maven": truth_maven,
+    "esbuild": truth_esbuild, "webpack": truth_webpack, "vite": truth_vite,
 }
 
 

@@ -27,7 +27,8 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
+            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest", "maven",
+            "esbuild", "webpack", "vite"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")

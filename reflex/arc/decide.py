@@ -16,13 +16,16 @@ from dataclasses import dataclass
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
                               "minitest", "phpunit", "junit", "gotestsum",
-                              "prove", "ctest", "maven"})
+                              "prove", "ctest", "maven", "esbuild", "webpack", "vite"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
                        # the phases that compile or test (a command's last phase: see signature.runners.maven)
                        "maven": frozenset({"compile", "test-compile", "process-test-classes", "test", "surefire:test",
-                                           "prepare-package", "package", "integration-test", "verify", "install"})}
+                                           "prepare-package", "package", "integration-test", "verify", "install"}),
+                       # bundlers also watch and serve (they never exit): only a build is digested
+                       "esbuild": frozenset({"build"}), "webpack": frozenset({"build", "bundle", "b"}),
+                       "vite": frozenset({"build"})}
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,10 @@ _DISPATCH = {
     "gotestsum": lambda v, n, a: runners.gotestsum(v, a),
     "prove": lambda v, n, a: runners.prove(v, a),
     "ctest": lambda v, n, a: runners.ctest(v, a),
+    "esbuild": lambda v, n, a: runners.esbuild(v, a),
+    "webpack": lambda v, n, a: runners.webpack(v, a),
+    "webpack-cli": lambda v, n, a: runners.webpack(v, a),
+    "vite": lambda v, n, a: runners.vite(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }

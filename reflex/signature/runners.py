@@ -823,3 +823,64 @@ def ctest(v: View, args: list[Word]) -> None:
     p = walk([a for k, a in enumerate(args) if a.value != "--test-dir"
               and not (k and args[k - 1].value == "--test-dir")], CTEST)
     _apply(v, ["ctest"], p)
+
+
+# ---------------------------------------------------------------- bundlers
+
+ESBUILD = Spec(
+    display={"--color=true": ("color", "yes"), "--color=false": ("color", "no")},
+    display_valued={"--log-level": "log-level", "--log-limit": "log-limit", "--color": "color"},
+    valued=frozenset({"--outdir", "--outfile", "--platform", "--format", "--target", "--loader", "--define",
+                      "--external", "--tsconfig", "--sourcemap"}),
+)
+
+
+def esbuild(v: View, args: list[Word]) -> None:
+    """`esbuild ENTRY… [flags]`: a build, unless it watches or serves (then it never exits)."""
+    v.family = "esbuild"
+    p = walk(args, ESBUILD)
+    _apply(v, ["esbuild"], p)
+    long_running = [a.value.partition("=")[0] for a in args if a.value.partition("=")[0] in ("--watch", "--serve")]
+    v.subcommand = long_running[0].lstrip("-") if long_running else "build"
+
+
+WEBPACK = Spec(
+    display={"--color": ("color", "yes"), "--no-color": ("color", "no"), "--progress": ("progress", "")},
+    display_valued={"--stats": "stats", "--json": "json"},
+    valued=frozenset({"-c", "--config", "--config-name", "--mode", "--entry", "-o", "--output-path", "--env",
+                      "--node-env", "--target", "-t", "--devtool", "-d", "--name"}),
+)
+# webpack-cli's commands; without one it builds.
+_WEBPACK_COMMANDS = frozenset({"build", "bundle", "b", "serve", "server", "s", "watch", "w", "info", "i",
+                               "configtest", "t", "init", "create", "new", "c", "n", "loader", "plugin",
+                               "version", "help"})
+
+
+def webpack(v: View, args: list[Word]) -> None:
+    v.family = "webpack"
+    p = walk(args, WEBPACK)
+    _apply(v, ["webpack"], p)
+    first = next((a.value for a in p.positionals), "")
+    v.subcommand = first if first in _WEBPACK_COMMANDS else "build"
+    if any(a.value in ("--watch", "-w") for a in args):
+        v.subcommand = "watch"
+
+
+VITE = Spec(
+    display={"--clearScreen": ("clear-screen", "yes"), "--debug": ("debug", ""), "-d": ("debug", "")},
+    display_valued={"--logLevel": "log-level", "-l": "log-level"},
+    valued=frozenset({"--mode", "-m", "-c", "--config", "--base", "--outDir", "--assetsDir", "--filter", "-f",
+                      "--port", "--host", "--target", "--sourcemap", "--minify", "--ssr"}),
+)
+_VITE_COMMANDS = frozenset({"build", "dev", "serve", "preview", "optimize"})
+
+
+def vite(v: View, args: list[Word]) -> None:
+    """`vite build` bundles and exits; `vite` alone (or dev/serve/preview) runs a server."""
+    v.family = "vite"
+    p = walk(args, VITE)
+    _apply(v, ["vite"], p)
+    first = next((a.value for a in p.positionals), "")
+    v.subcommand = first if first in _VITE_COMMANDS else "dev"
+    if v.subcommand == "build" and any(a.value in ("--watch", "-w") for a in args):
+        v.subcommand = "watch"

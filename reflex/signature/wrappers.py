@@ -55,7 +55,7 @@ _RUNNERS = {   # `<tool> run …` style environment runners -> options that take
 _X = {"npx": frozenset({"-p", "--package", "-c", "--call"}), "bunx": frozenset({"-p", "--package"}),
       "uvx": frozenset({"--from", "--with", "--python", "-p"}), "pipx": frozenset()}
 _PM_BINS = frozenset({"jest", "vitest", "tsc", "vue-tsc", "eslint", "prettier", "mocha", "playwright",
-                      "ts-node", "tsx", "biome"})
+                      "ts-node", "tsx", "biome", "esbuild", "webpack", "webpack-cli", "vite"})
 _TIMEOUT_VALUED = frozenset({"-s", "--signal", "-k", "--kill-after"})
 _PY_VALUED = frozenset({"-X", "-W", "-Q"})
 

@@ -48,10 +48,16 @@ RUNNERS = {
     "mvn -B clean install": ("maven", "surefire"),
     "./mvnw -q test -Dtest=CartTest#tenTakesTenPercentOff": ("maven", "surefire"),
     "mvn -pl core verify": ("maven", "surefire"),
+    "npx esbuild src/main.js --bundle --outdir=dist": ("esbuild", "esbuild"),
+    "esbuild app.ts --bundle --minify --log-level=error": ("esbuild", "esbuild"),
+    "npx webpack": ("webpack", "webpack"),
+    "webpack build --mode production --stats=errors-only": ("webpack", "webpack"),
+    "npx vite build": ("vite", "vite"),
+    "pnpm vite build --mode staging": ("vite", "vite"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain",
-                "maven/plain", "maven/compile_error"]
+                "maven/plain", "maven/compile_error", "esbuild/color", "webpack/errors_only", "vite/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -68,7 +74,9 @@ def test_node_without_test_is_not_a_runner():
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
                                      "rails server", "rake db:migrate", "java -jar app.jar",
                                      "mvn spring-boot:run", "mvn clean", "mvn -q dependency:tree",
-                                     "mvn clean compile exec:java"])
+                                     "mvn clean compile exec:java", "vite", "npx vite --port 3000", "vite preview",
+                                     "npx webpack serve", "webpack --watch", "esbuild src/app.js --serve=8000",
+                                     "esbuild src/app.js --bundle --watch"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -9,9 +9,9 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
+from reflex.digest.profiles import (cargotest, ctest, esbuild, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, surefire, tsc,
-                                    vitest)
+                                    vite, vitest, webpack)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -35,6 +35,9 @@ PROFILES: dict[str, Profile] = {
     "prove": prove.PROFILE,
     "ctest": ctest.PROFILE,
     "surefire": surefire.PROFILE,
+    "esbuild": esbuild.PROFILE,
+    "webpack": webpack.PROFILE,
+    "vite": vite.PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -53,7 +56,7 @@ FAMILIES: dict[str, str] = {
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
-                                "phpunit", "junit")
+                                "phpunit", "junit", "webpack", "esbuild", "vite")
 
 
 def sniff(raw: bytes) -> Profile:
