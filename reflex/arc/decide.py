@@ -20,6 +20,9 @@ REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
+# issue 13: linters and type checkers
+REWRITE_FAMILIES |= {"flake8", "pylint", "shellcheck"}
+REWRITE_SUBCOMMANDS["pylint"] = frozenset({"check"})
 
 
 @dataclass(frozen=True)

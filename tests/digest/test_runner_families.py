@@ -45,8 +45,16 @@ RUNNERS = {
     "ctest --test-dir build --output-on-failure": ("ctest", "ctest"),
     "cd build && ctest -R total -j4": ("ctest", "ctest"),
 }
+RUNNERS.update({  # issue 13: linters
+    "flake8 .": ("flake8", "flake8"),
+    "python -m flake8 --show-source --statistics src": ("flake8", "flake8"),
+    "pylint src tests": ("pylint", "pylint"),
+    "python3 -m pylint --output-format=parseable pkg": ("pylint", "pylint"),
+    "shellcheck scripts/*.sh": ("shellcheck", "shellcheck"),
+    "shellcheck -f gcc --color=always deploy.sh": ("shellcheck", "shellcheck"),
+})
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
+CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -61,7 +69,8 @@ def test_node_without_test_is_not_a_runner():
 
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
-                                     "rails server", "rake db:migrate", "java -jar app.jar"])
+                                     "rails server", "rake db:migrate", "java -jar app.jar",
+                                     "pylint --generate-rcfile"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
+from reflex.digest.profiles import flake8, pylint, shellcheck  # issue 13: linters
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -35,6 +36,11 @@ PROFILES: dict[str, Profile] = {
     "ctest": ctest.PROFILE,
     "generic": generic.PROFILE,
 }
+PROFILES.update({
+    "flake8": flake8.PROFILE,
+    "pylint": pylint.PROFILE,
+    "shellcheck": shellcheck.PROFILE,
+})
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
@@ -51,6 +57,7 @@ FAMILIES: dict[str, str] = {
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
                                 "phpunit", "junit")
+SNIFF_ORDER += ("pylint", "shellcheck")
 
 
 def sniff(raw: bytes) -> Profile:
