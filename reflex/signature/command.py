@@ -51,6 +51,7 @@ _DISPATCH.update({  # issue 13: linters
     "flake8": lambda v, n, a: runners.flake8(v, a),
     "pylint": lambda v, n, a: runners.pylint(v, a),
     "shellcheck": lambda v, n, a: runners.shellcheck(v, a),
+    "pyright": runners.pyright, "basedpyright": runners.pyright,
 })
 TRIVIAL = frozenset({"echo", "printf", "true", "false", ":", "sleep", "export", "set", "unset", "shopt",
                      "clear", "wait", "exit", "return", "declare", "local", "readonly", "typeset", "ulimit",

@@ -875,3 +875,26 @@ def shellcheck(v: View, args: list[Word]) -> None:
     v.family = "shellcheck"
     p = walk(args, SHELLCHECK)
     _apply(v, ["shellcheck"], p)
+
+
+PYRIGHT = Spec(
+    display={"--outputjson": ("format", "json"), "--verbose": ("verbose", "1"), "--stats": ("stats", ""),
+             "--dependencies": ("dependencies", "")},
+    display_valued={"--level": "level"},
+    valued=frozenset({"-p", "--project", "--pythonpath", "--pythonplatform", "--pythonversion", "-t",
+                      "--typeshedpath", "--venvpath", "-v", "--threads", "--skipunannotated"}),
+)
+_PYRIGHT_NOT_CHECKS = frozenset({"--version", "--help", "-h", "--watch", "-w", "--createstub", "--verifytypes",
+                                 "--writebaseline"})
+
+
+def pyright(v: View, name: str, args: list[Word]) -> None:
+    """`pyright [opts] [files]`; --watch, --createstub, --verifytypes and --version are not checks to digest."""
+    v.family = "pyright"
+    if any(a.value in _PYRIGHT_NOT_CHECKS for a in args):
+        v.subcommand = "info"
+        v.words = [name] + [a.text for a in args]
+        return
+    v.subcommand = "check"
+    p = walk(args, PYRIGHT)
+    _apply(v, [name], p)
