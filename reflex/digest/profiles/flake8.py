@@ -32,7 +32,7 @@ def parse(out: Output) -> runner.Parsed | None:
     for i, s in enumerate(lines):
         m = lintline.LOCATION.match(s)
         mc = _CODE.match(m["rest"]) if m and m["col"] else None
-        if mc:
+        if mc and m:
             diags.append(Diagnostic(file=lintline.strip_dot(m["file"]), line=int(m["line"]), col=int(m["col"]),
                                     code=mc["code"], severity="error", message=one_line(mc["msg"])))
             starts.append(i)

@@ -10,6 +10,7 @@ one "syntax error" finding must not read as one small problem among many).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from reflex.digest.facts import BuildError, Diagnostic
 
@@ -18,7 +19,7 @@ LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)?
 NOT_LINTED = "NOT LINTED"
 
 
-def not_linted(diags: list[Diagnostic], is_parse_error) -> list[BuildError]:
+def not_linted(diags: list[Diagnostic], is_parse_error: Callable[[Diagnostic], bool]) -> list[BuildError]:
     """One NOT LINTED build error per file that has a diagnostic `is_parse_error` accepts."""
     out: list[BuildError] = []
     seen: set[str | None] = set()
@@ -32,4 +33,4 @@ def not_linted(diags: list[Diagnostic], is_parse_error) -> list[BuildError]:
 
 
 def strip_dot(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
+    return path.removeprefix("./")

@@ -32,7 +32,8 @@ _MORE_INFO = "For more information:"
 _SEVERITY = {"error": "error", "warning": "warning", "info": "note", "style": "note", "note": "note"}
 
 
-def _diag(file, line, col, code, level, msg, span) -> Diagnostic:
+def _diag(file: str | None, line: int | str, col: int | str | None, code: int | str, level: str, msg: str,
+          span: tuple[int, int] | None) -> Diagnostic:
     return Diagnostic(file=file, line=int(line), col=int(col) if col is not None else None, code=f"SC{code}",
                       severity=_SEVERITY[level], message=one_line(msg), span=span)
 
@@ -59,7 +60,7 @@ def parse(out: Output) -> runner.Parsed | None:
                 head, block, fmt = (mh["file"], mh["line"], i), [], "tty"
                 continue
             mc = _CARET.match(s) if head is not None else None
-            if mc:
+            if mc and head is not None:
                 d = _diag(head[0], head[1], len(mc["pad"]) + 1, mc["code"], mc["level"], mc["msg"], None)
                 block.append(d)
                 diags.append(d)
@@ -70,7 +71,7 @@ def parse(out: Output) -> runner.Parsed | None:
                 continue
             m = lintline.LOCATION.match(s)
             mg = _GCC.match(m["rest"]) if m and m["col"] else None
-            if mg:
+            if mg and m:
                 fmt = "gcc"
                 diags.append(_diag(m["file"], m["line"], m["col"], mg["code"], mg["level"], mg["msg"],
                                    out.span(i, i + 1)))
