@@ -96,8 +96,8 @@ def parse(out: Output) -> runner.Parsed | None:
         elif (ml := _LIST_ROW.match(s)) and section:
             listed.setdefault(section, []).append(ml["file"] + (f" ({ml['detail']})" if ml["detail"] else ""))
         i += 1
-    if not diags and not counts and not rules and not whole_file:
-        return None
+    if not diags and not rules and not whole_file and (not counts or counts.get("errors") or counts.get("warnings")):
+        return None  # findings counted but none read: a reporter we do not know (gitlab, junit, sarif…)
     notes = []
     for (cat, msg), files in whole_file.items():
         notes.append(f"{cat} (whole file): {msg} {', '.join(files)}")

@@ -56,8 +56,8 @@ def parse(out: Output) -> runner.Parsed | None:
             categories[mc["type"]] = int(mc["n"])
         elif ms := _STATEMENTS.match(s):
             statements = int(ms["n"])
-    if not diags and summary is None:
-        return None
+    if not diags and (summary is None or modules):
+        return None  # module headers with no message we can read: a format we do not know (msvs, a template)
     counts = Counts()
     if categories:
         counts = Counts(errors=categories.get("error", 0) + categories.get("fatal", 0),
