@@ -13,13 +13,13 @@ from reflex.digest import extract_facts
     # flake8 prints nothing when clean: the exit code is the only verdict
     ("flake8", b""),
     # pylint --output-format=msvs: module headers, then lines we do not read
-    ("pylint", b"************* Module billing.tax\nbilling/tax.py(3): [W0611(unused-import)] Unused import os\n\n"
-               b"-----------------------------------\nYour code has been rated at 9.50/10\n\n"),
+    ("pylint", (b"************* Module billing.tax\nbilling/tax.py(3): [W0611(unused-import)] Unused import os\n\n"
+                b"-----------------------------------\nYour code has been rated at 9.50/10\n\n")),
     # shellcheck -f diff
     ("shellcheck", b"--- a/deploy.sh\n+++ b/deploy.sh\n@@ -3,1 +3,1 @@\n-cd $DIR\n+cd \"$DIR\"\n"),
     # biome --reporter=gitlab: counts nothing we can locate
-    ("biome", b'[\n  {\n    "description": "This import is unused.",\n    "check_name": "lint/x",\n'
-              b'    "location": {"path": "a.js", "lines": {"begin": 3}}\n  }\n]\n'),
+    ("biome", (b'[\n  {\n    "description": "This import is unused.",\n    "check_name": "lint/x",\n'
+               b'    "location": {"path": "a.js", "lines": {"begin": 3}}\n  }\n]\n')),
 ])
 def test_unknown_format_goes_to_generic(family, raw):
     facts = extract_facts(raw, family=family, exit_code=1, command=family)
