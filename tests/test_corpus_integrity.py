@@ -28,7 +28,8 @@ DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
             "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest", "maven",
-            "esbuild", "webpack", "vite"}
+            "esbuild", "webpack", "vite",
+            "flake8", "pylint", "shellcheck", "pyright", "biome"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
                               "minitest", "phpunit", "junit", "gotestsum",
-                              "prove", "ctest", "maven", "esbuild", "webpack", "vite"})
+                              "prove", "ctest", "maven", "esbuild", "webpack", "vite",
+                              "flake8", "pylint", "shellcheck", "pyright", "biome"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
@@ -25,7 +26,10 @@ REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
                                            "prepare-package", "package", "integration-test", "verify", "install"}),
                        # bundlers also watch and serve (they never exit): only a build is digested
                        "esbuild": frozenset({"build"}), "webpack": frozenset({"build", "bundle", "b"}),
-                       "vite": frozenset({"build"})}
+                       "vite": frozenset({"build"}),
+                       # pylint and pyright also print configs, lists and stubs, or watch: only a check
+                       "pylint": frozenset({"check"}), "pyright": frozenset({"check"}),
+                       "biome": frozenset({"lint", "check", "ci", "format"})}  # not format --write
 
 
 @dataclass(frozen=True)

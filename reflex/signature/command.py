@@ -51,6 +51,13 @@ _DISPATCH = {
     "git": lambda v, n, a: gitcmd.git(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
+_DISPATCH.update({  # issue 13: linters
+    "flake8": lambda v, n, a: runners.flake8(v, a),
+    "pylint": lambda v, n, a: runners.pylint(v, a),
+    "shellcheck": lambda v, n, a: runners.shellcheck(v, a),
+    "pyright": runners.pyright, "basedpyright": runners.pyright,
+    "biome": lambda v, n, a: runners.biome(v, a),
+})
 TRIVIAL = frozenset({"echo", "printf", "true", "false", ":", "sleep", "export", "set", "unset", "shopt",
                      "clear", "wait", "exit", "return", "declare", "local", "readonly", "typeset", "ulimit",
                      "trap", "popd", "hash", "alias", "unalias", "setopt"})

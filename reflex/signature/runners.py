@@ -884,3 +884,122 @@ def vite(v: View, args: list[Word]) -> None:
     v.subcommand = first if first in _VITE_COMMANDS else "dev"
     if v.subcommand == "build" and any(a.value in ("--watch", "-w") for a in args):
         v.subcommand = "watch"
+
+
+# ---------------------------------------------------------------- Python and shell linters (issue 13)
+# Rule selection (--select, --disable, -S severity) changes what is checked: identity, kept in the core.
+
+FLAKE8 = Spec(
+    display={"--show-source": ("show-source", ""), "--no-show-source": ("show-source", "no"),
+             "--statistics": ("statistics", ""), "--count": ("count", ""), "--benchmark": ("benchmark", ""),
+             "-q": ("quiet", "1"), "--quiet": ("quiet", "1"), "-qq": ("quiet", "2"),
+             "-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "-vv": ("verbose", "2")},
+    display_valued={"--color": "color", "--format": "format", "--output-file": "log", "--tee": "tee"},
+    valued=frozenset({"--select", "--extend-select", "--ignore", "--extend-ignore", "--exclude", "--extend-exclude",
+                      "--filename", "--per-file-ignores", "--max-line-length", "--max-doc-length",
+                      "--max-complexity", "--config", "--append-config", "--jobs", "-j", "--stdin-display-name",
+                      "--hang-closing", "--indent-size", "--enable-extensions", "--require-plugins"}),
+)
+PYLINT = Spec(
+    display={"-ry": ("reports", "y"), "-rn": ("reports", "n"), "--score=y": ("score", "y"),
+             "--score=n": ("score", "n"), "-sy": ("score", "y"), "-sn": ("score", "n"), "-v": ("verbose", "1"),
+             "--verbose": ("verbose", "1")},
+    display_valued={"--output-format": "format", "-f": "format", "--reports": "reports", "-r": "reports",
+                    "--score": "score", "-s": "score", "--msg-template": "template", "--output": "log"},
+    valued=frozenset({"--rcfile", "--disable", "-d", "--enable", "-e", "--jobs", "-j", "--ignore",
+                      "--ignore-patterns", "--ignore-paths", "--load-plugins", "--init-hook", "--fail-under",
+                      "--fail-on", "--max-line-length", "--py-version", "--confidence", "--good-names",
+                      "--extension-pkg-allow-list", "--source-roots", "--ignored-modules", "--recursive"}),
+)
+_PYLINT_NOT_CHECKS = frozenset({"--generate-rcfile", "--generate-toml-config", "--list-msgs", "--list-msgs-enabled",
+                                "--list-groups", "--list-conf-levels", "--list-extensions", "--help-msg",
+                                "--full-documentation", "--version", "--long-help", "--help", "-h"})
+SHELLCHECK = Spec(
+    display_valued={"-f": "format", "--format": "format", "-C": "color", "--color": "color",
+                    "-W": "wiki-links", "--wiki-link-count": "wiki-links"},
+    display={"-C": ("color", "auto"), "--color": ("color", "auto")},
+    attached={"-C": ("color", "display"), "-f": ("format", "display")},
+    valued=frozenset({"-S", "--severity", "-e", "--exclude", "-i", "--include", "-s", "--shell",
+                      "-o", "--enable", "-P", "--source-path", "--rcfile"}),
+)
+
+
+def flake8(v: View, args: list[Word]) -> None:
+    v.family = "flake8"
+    p = walk(args, FLAKE8)
+    _apply(v, ["flake8"], p)
+    for w in _outputs(args, ("--output-file",)):
+        v.writes.append(FileRef(w))
+
+
+def pylint(v: View, args: list[Word]) -> None:
+    """`pylint [opts] modules…`; its non-check modes (--generate-rcfile, --list-msgs…) are not rewritten."""
+    v.family = "pylint"
+    if any(a.value.split("=", 1)[0] in _PYLINT_NOT_CHECKS for a in args):
+        v.subcommand = "info"
+        v.words = ["pylint"] + [a.text for a in args]
+        return
+    v.subcommand = "check"
+    p = walk(args, PYLINT)
+    _apply(v, ["pylint"], p)
+
+
+def shellcheck(v: View, args: list[Word]) -> None:
+    v.family = "shellcheck"
+    p = walk(args, SHELLCHECK)
+    _apply(v, ["shellcheck"], p)
+
+
+PYRIGHT = Spec(
+    display={"--outputjson": ("format", "json"), "--verbose": ("verbose", "1"), "--stats": ("stats", ""),
+             "--dependencies": ("dependencies", "")},
+    display_valued={"--level": "level"},
+    valued=frozenset({"-p", "--project", "--pythonpath", "--pythonplatform", "--pythonversion", "-t",
+                      "--typeshedpath", "--venvpath", "-v", "--threads", "--skipunannotated"}),
+)
+_PYRIGHT_NOT_CHECKS = frozenset({"--version", "--help", "-h", "--watch", "-w", "--createstub", "--verifytypes",
+                                 "--writebaseline"})
+
+
+def pyright(v: View, name: str, args: list[Word]) -> None:
+    """`pyright [opts] [files]`; --watch, --createstub, --verifytypes and --version are not checks to digest."""
+    v.family = "pyright"
+    if any(a.value in _PYRIGHT_NOT_CHECKS for a in args):
+        v.subcommand = "info"
+        v.words = [name] + [a.text for a in args]
+        return
+    v.subcommand = "check"
+    p = walk(args, PYRIGHT)
+    _apply(v, [name], p)
+
+
+BIOME = Spec(
+    display={"--verbose": ("verbose", "1"), "--no-errors-on-unmatched": ("unmatched", "no")},
+    display_valued={"--reporter": "reporter", "--colors": "color", "--diagnostic-level": "level",
+                    "--max-diagnostics": "max-diagnostics", "--log-level": "log-level", "--log-kind": "log-kind",
+                    "--reporter-file": "log"},
+    valued=frozenset({"--config-path", "--only", "--skip", "--stdin-file-path", "--vcs-root", "--changed",
+                      "--since", "--files-max-size", "--threads"}),
+)
+_BIOME_CHECKS = frozenset({"lint", "check", "ci", "format"})
+_BIOME_WRITES = frozenset({"--write", "--fix", "--apply", "--apply-unsafe", "--unsafe"})
+
+
+def biome(v: View, args: list[Word]) -> None:
+    """`biome lint|check|ci|format [opts] [paths]`; `format --write` only rewrites files (no findings to digest),
+    and the other commands (init, migrate, start, explain…) are not checks."""
+    v.family = "biome"
+    sub = args[0].value if args else ""
+    if sub not in _BIOME_CHECKS:
+        v.subcommand = sub
+        v.words = ["biome"] + [a.text for a in args]
+        return
+    rest = args[1:]
+    writes = any(a.value.split("=", 1)[0] in _BIOME_WRITES for a in rest)
+    v.subcommand = "format-write" if sub == "format" and writes else sub
+    p = walk(rest, BIOME)
+    _apply(v, ["biome", sub], p)
+    if writes:
+        v.writes.extend(FileRef(s.value) for s in p.scope if s.kind == "path")
+        if not any(s.kind == "path" for s in p.scope):
+            v.writes.append(FileRef("."))

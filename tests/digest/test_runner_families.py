@@ -55,9 +55,23 @@ RUNNERS = {
     "npx vite build": ("vite", "vite"),
     "pnpm vite build --mode staging": ("vite", "vite"),
 }
+RUNNERS.update({  # issue 13: linters
+    "flake8 .": ("flake8", "flake8"),
+    "python -m flake8 --show-source --statistics src": ("flake8", "flake8"),
+    "pylint src tests": ("pylint", "pylint"),
+    "python3 -m pylint --output-format=parseable pkg": ("pylint", "pylint"),
+    "shellcheck scripts/*.sh": ("shellcheck", "shellcheck"),
+    "shellcheck -f gcc --color=always deploy.sh": ("shellcheck", "shellcheck"),
+    "npx pyright": ("pyright", "pyright"),
+    "pyright --level error src/app.py": ("pyright", "pyright"),
+    "npx biome lint .": ("biome", "biome"),
+    "biome check --reporter=github src": ("biome", "biome"),
+})
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
-CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain",
-                "maven/plain", "maven/compile_error", "esbuild/color", "webpack/errors_only", "vite/plain"]
+CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyright/default", "biome/check",
+                "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree",
+                "gotestsum/testname", "prove/plain", "ctest/plain", "maven/plain", "maven/compile_error",
+                "esbuild/color", "webpack/errors_only", "vite/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -76,7 +90,9 @@ def test_node_without_test_is_not_a_runner():
                                      "mvn spring-boot:run", "mvn clean", "mvn -q dependency:tree",
                                      "mvn clean compile exec:java", "vite", "npx vite --port 3000", "vite preview",
                                      "npx webpack serve", "webpack --watch", "esbuild src/app.js --serve=8000",
-                                     "esbuild src/app.js --bundle --watch"])
+                                     "esbuild src/app.js --bundle --watch",
+                                     "pylint --generate-rcfile", "pyright --watch",
+                                     "biome format --write .", "npx biome migrate"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

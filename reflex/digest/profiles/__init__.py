@@ -9,9 +9,9 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (cargotest, ctest, esbuild, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
-                                    mypy, nodetest, phpunit, prove, pytest, rspec, ruff, surefire, tsc,
-                                    vite, vitest, webpack)
+from reflex.digest.profiles import (biome, cargotest, ctest, esbuild, eslint, exunit, flake8, generic, gotest, gotestsum,
+                                    jest, junit, minitest, mypy, nodetest, phpunit, prove, pylint, pyright, pytest,
+                                    rspec, ruff, shellcheck, surefire, tsc, vite, vitest, webpack)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -40,6 +40,13 @@ PROFILES: dict[str, Profile] = {
     "vite": vite.PROFILE,
     "generic": generic.PROFILE,
 }
+PROFILES.update({
+    "flake8": flake8.PROFILE,
+    "pylint": pylint.PROFILE,
+    "shellcheck": shellcheck.PROFILE,
+    "pyright": pyright.PROFILE,
+    "biome": biome.PROFILE,
+})
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
@@ -56,7 +63,8 @@ FAMILIES: dict[str, str] = {
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
-                                "phpunit", "junit", "webpack", "esbuild", "vite")
+                                "phpunit", "junit", "webpack", "esbuild", "vite", "pylint", "shellcheck", "pyright",
+                                "biome")
 
 
 def sniff(raw: bytes) -> Profile:

@@ -44,11 +44,13 @@ def parse(out: Output) -> runner.Parsed | None:
             continue
         mc = _COMPILED.match(s)
         if mc:
-            found = {}
+            errors = warnings = None
             for n, word in ((mc["a"], mc["aw"]), (mc["b"], mc["bw"])):
-                if n:
-                    found["errors" if word.startswith("error") else "warnings"] = int(n)
-            parsed.counts = Counts(**found)
+                if n and word.startswith("error"):
+                    errors = int(n)
+                elif n:
+                    warnings = int(n)
+            parsed.counts = Counts(errors=errors, warnings=warnings)
             parsed.tool_version = mc["version"]
             parsed.summary = out.span(i, i + 1)
             continue
