@@ -275,6 +275,34 @@ CASES: list[Case] = [
 ]
 
 
+# --------------------------------------------------------------------------- JS runtimes' runners (issue 13)
+# bun, deno and Playwright come from npm (each fixture's package.json pins them, its lockfile is
+# committed, node_modules/ is created by `npm ci`); the runs find them on the fixture's own
+# node_modules/.bin, as an agent in that project would.
+BUN, DENO, PW = "bun_cart", "deno_ledger", "pw_shop"
+
+
+def npm_bin(fixture: str, **extra: str) -> dict[str, str]:
+    return {"PATH": f"{FIXTURES / fixture / 'node_modules' / '.bin'}{os.pathsep}{tool_path()}", **extra}
+
+
+CASES += [
+    Case("buntest", "plain", BUN, "bun test", "assertions, test.each rows, unicode names, a TypeError, a failing "
+         "beforeAll (bun reports it as `(unnamed)`), a file whose import does not resolve", env=npm_bin(BUN)),
+    Case("buntest", "bail", BUN, "bun test --bail", "early stop after the first failure", env=npm_bin(BUN)),
+    Case("buntest", "dots", BUN, "bun test --dots", "the dots reporter", env=npm_bin(BUN)),
+    Case("buntest", "only_failures", BUN, "bun test --only-failures", "passing tests not printed",
+         env=npm_bin(BUN)),
+    Case("buntest", "color", BUN, "FORCE_COLOR=1 bun test", "forced colour: ✓/✗ marks instead of (pass)/(fail)",
+         env=npm_bin(BUN)),
+    Case("buntest", "syntax_error", BUN, "bun test ./broken/checkout.test.js ./test/receipt.test.js",
+         "a test file that does not parse", env=npm_bin(BUN)),
+    Case("buntest", "npm_test", BUN, "npm test", "the package's test script is `bun test`", env=npm_bin(BUN)),
+    Case("buntest", "name_filter", BUN, "bun test -t 'discount|receipt' test/cart.test.js test/receipt.test.js",
+         env=npm_bin(BUN), held_out=True),
+]
+
+
 # --------------------------------------------------------------------------- per-family tooling
 
 
@@ -314,6 +342,13 @@ FAMILY_TOOL = {
 }
 
 
+# The JS runtimes' runners (issue 13): each is pinned in its fixture's package.json.
+JS_FAMILY_FIXTURE = {"buntest": BUN}
+FAMILY_TOOL.update({
+    "buntest": ("bun", "node_modules/.bin/bun --version | sed 's/^/bun /'; node --version | sed 's/^/node /'"),
+})
+
+
 def tool_of(case: Case) -> str:
     if case.family == "generic":
         return case.command.split()[0]
@@ -337,6 +372,8 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
 
 def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
     """None when the family can run, else what to install."""
+    if family in JS_FAMILY_FIXTURE:
+        return missing_js(family, fixture, env)
     need = {
         "pytest": ("pytest", "pip install pytest (the project venv has it)"),
         "ruff": ("ruff", "pip install -e '.[corpus]'"),
@@ -370,6 +407,19 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / TS, env, merge=False)
         if rc != 0:
             return "npm ci failed in evals/fixtures/ts_ledger: " + err.decode("utf-8", "replace")[-300:]
+    return None
+
+
+def missing_js(family: str, fixture: str, env: dict[str, str]) -> str | None:
+    """bun, deno and Playwright are npm packages pinned by the fixture: `npm ci` installs them."""
+    if shutil.which("npm", path=env["PATH"]) is None:
+        return "npm not found (apt-get install nodejs npm)"
+    d = FIXTURES / fixture
+    if not (d / "node_modules" / ".bin").is_dir():
+        e2 = dict(env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", d, e2, merge=False)
+        if rc != 0:
+            return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
     return None
 
 
@@ -952,6 +1002,58 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest,
 }
+
+
+# --------------------------------------------------------------------------- truth: JS runtimes' runners
+
+
+def truth_bun(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """bun test --reporter=junit on the same files and filters. bun's JUnit report has no entry for a
+    test file that failed to load (bun counts it as a failure and an error): each test file the
+    report lacks is run alone with the same reporter, and one that exits non-zero with no test case
+    failed to load. Under --bail the files after the stop never ran and are not probed."""
+    xml = tmp / "bun.xml"
+    base = "bun test" if case.command == "npm test" else case.command
+    base = re.sub(r" --(?:dots|only-failures)\b", "", base)
+    cmd = f"{base} --reporter=junit --reporter-outfile={xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    seen = set()
+    for suites, tc in junit_cases(xml):
+        file = tc.get("file") or (suites[0] if suites else "")
+        seen.add(file)
+        tid = " > ".join([file, *suites[1:], tc.get("name", "")])
+        if tc.find("failure") is not None or tc.find("error") is not None:
+            t["failed"].append(tid)
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
+    probes = []
+    if "--bail" not in case.command:
+        named = [a.lstrip("./") for a in shlex_split(base)[2:] if a.endswith((".js", ".ts"))]
+        files = named or sorted(str(p.relative_to(case.cwd)) for p in (case.cwd / "test").rglob("*.test.[jt]s"))
+        for file in files:
+            if file in seen:
+                continue
+            one = tmp / "bun-one.xml"
+            probe = f"bun test ./{file} --reporter=junit --reporter-outfile={one}"
+            probes.append(probe)
+            _, _, rc = sh(probe, case.cwd, env)
+            if rc != 0 and (not one.exists() or not junit_cases(one)):
+                t["failed"].append(file)  # bun counts a file that failed to load as a failed test
+                t["load_errors"] = sorted({*t.get("load_errors", []), file})
+    return finish_truth(t), ("bun test --reporter=junit (ids: file > describe… > test); a test file missing "
+                             "from the report, run alone, exits non-zero with no test: it failed to load"), \
+        " ; ".join([cmd, *probes])
+
+
+def shlex_split(s: str) -> list[str]:
+    import shlex
+    return shlex.split(s)
+
+
+TRUTH.update({"buntest": truth_bun})
 
 
 def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:

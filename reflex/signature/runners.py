@@ -335,10 +335,7 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
     elif pm in ("pnpm", "yarn") and sub not in _PNPM_BUILTIN:
         script = sub
     if pm == "bun" and sub == "test":
-        v.family, v.subcommand = "npm-script", "test"
-        p = walk(rest, Spec(display=SCRIPT_ARGS.display, display_valued=SCRIPT_ARGS.display_valued,
-                            scope_valued=SCRIPT_ARGS.scope_valued, scope_flags={"--bail": "exitfirst"}))
-        _apply(v, ["bun"] + [a.text for a in pre] + ["test"], p)
+        bun_test(v, [a.text for a in pre], rest)   # bun's own test runner, not a package script
         v.scope[:0] = scope
         return
     if script is None:
@@ -811,3 +808,26 @@ def ctest(v: View, args: list[Word]) -> None:
     p = walk([a for k, a in enumerate(args) if a.value != "--test-dir"
               and not (k and args[k - 1].value == "--test-dir")], CTEST)
     _apply(v, ["ctest"], p)
+
+
+# ---------------------------------------------------------------- JS runtimes' own test runners (issue 13)
+
+BUN_TEST = Spec(
+    display={"--dots": ("reporter", "dots"), "--only-failures": ("only-failures", ""),
+             "--silent": ("silent", "")},
+    display_valued={"--reporter": "reporter", "--reporter-outfile": "log", "--coverage-reporter": "coverage",
+                    "--coverage-dir": "coverage"},
+    scope_flags={"--bail": "exitfirst", "--only": "only", "--todo": "todo", "--changed": "changed"},
+    scope_valued={"-t": "name", "--test-name-pattern": "name", "--shard": "shard",
+                  "--path-ignore-patterns": "skip"},
+    valued=frozenset({"--timeout", "--rerun-each", "--retry", "--seed", "--max-concurrency", "--timings",
+                      "--preload", "-r", "--require", "--config", "-c", "--env-file", "--tsconfig-override",
+                      "--conditions", "--define", "-d", "--loader", "-l"}),
+)
+
+
+def bun_test(v: View, head_opts: list[str], args: list[Word]) -> None:
+    """`bun test [opts] [path filters]`: bun's test runner (also reached through npx/bunx)."""
+    v.family, v.subcommand = "bun-test", "test"
+    p = walk(args, BUN_TEST)
+    _apply(v, ["bun"] + head_opts + ["test"], p)

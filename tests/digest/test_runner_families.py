@@ -45,8 +45,15 @@ RUNNERS = {
     "ctest --test-dir build --output-on-failure": ("ctest", "ctest"),
     "cd build && ctest -R total -j4": ("ctest", "ctest"),
 }
+# JS runtimes' runners (issue 13)
+RUNNERS.update({
+    "bun test": ("bun-test", "buntest"),
+    "bun test --bail -t discount test/cart.test.js": ("bun-test", "buntest"),
+    "npx bun test --dots": ("bun-test", "buntest"),
+})
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
+CORPUS_CASES += ["buntest/plain"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
+from reflex.digest.profiles import buntest
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -35,6 +36,8 @@ PROFILES: dict[str, Profile] = {
     "ctest": ctest.PROFILE,
     "generic": generic.PROFILE,
 }
+# JS runtimes' runners (issue 13)
+PROFILES.update({"buntest": buntest.PROFILE})
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
@@ -46,11 +49,14 @@ FAMILIES: dict[str, str] = {
     "node-test": "nodetest",
     "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
 }
+FAMILIES.update({"bun-test": "buntest"})
 
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
                                 "phpunit", "junit")
+# `bun test v1.x` opens every bun test run: no other runner prints it.
+SNIFF_ORDER = ("buntest",) + SNIFF_ORDER
 
 
 def sniff(raw: bytes) -> Profile:
