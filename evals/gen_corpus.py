@@ -298,6 +298,20 @@ CASES += [
     Case("buntest", "syntax_error", BUN, "bun test ./broken/checkout.test.js ./test/receipt.test.js",
          "a test file that does not parse", env=npm_bin(BUN)),
     Case("buntest", "npm_test", BUN, "npm test", "the package's test script is `bun test`", env=npm_bin(BUN)),
+    Case("denotest", "plain", DENO, "deno test", "deno colours even into a pipe: assertions, table rows (a loop), "
+         "a failing t.step, unicode names, a thrown SyntaxError, a permission error before a test's steps, "
+         "an ignored test", env=npm_bin(DENO)),
+    Case("denotest", "no_color", DENO, "NO_COLOR=1 deno test", env=npm_bin(DENO)),
+    Case("denotest", "dot", DENO, "deno test --reporter=dot", env=npm_bin(DENO)),
+    Case("denotest", "tap", DENO, "deno test --reporter=tap", env=npm_bin(DENO)),
+    Case("denotest", "fail_fast", DENO, "deno test --fail-fast", "early stop", env=npm_bin(DENO)),
+    Case("denotest", "type_error", DENO, "deno test test/ broken/budget_test.ts",
+         "an import that does not resolve: type checking fails, no test runs", env=npm_bin(DENO)),
+    Case("denotest", "parse_error", DENO, "deno test test/ broken/report_test.ts",
+         "a test file that does not parse: deno stops before any test", env=npm_bin(DENO)),
+    Case("denotest", "npm_test", DENO, "npm test", "the package's test script is `deno test`", env=npm_bin(DENO)),
+    Case("denotest", "filter", DENO, "NO_COLOR=1 deno test --filter /Amount/ test/ledger_test.ts", env=npm_bin(DENO),
+         held_out=True),
     Case("buntest", "name_filter", BUN, "bun test -t 'discount|receipt' test/cart.test.js test/receipt.test.js",
          env=npm_bin(BUN), held_out=True),
 ]
@@ -343,9 +357,10 @@ FAMILY_TOOL = {
 
 
 # The JS runtimes' runners (issue 13): each is pinned in its fixture's package.json.
-JS_FAMILY_FIXTURE = {"buntest": BUN}
+JS_FAMILY_FIXTURE = {"buntest": BUN, "denotest": DENO}
 FAMILY_TOOL.update({
     "buntest": ("bun", "node_modules/.bin/bun --version | sed 's/^/bun /'; node --version | sed 's/^/node /'"),
+    "denotest": ("deno", "node_modules/.bin/deno --version | head -1"),
 })
 
 
@@ -1053,7 +1068,53 @@ def shlex_split(s: str) -> list[str]:
     return shlex.split(s)
 
 
-TRUTH.update({"buntest": truth_bun})
+def truth_deno(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """deno test --junit-path on the same files and filters. A test whose only failure is deno's
+    `N test step(s) failed` is not a failure of its own: deno's FAILURES list and its `N failed` name
+    the failing step (`test > step`) instead. When deno stops before any test (a module that does not
+    resolve or parse) no report is written: `deno check` on each named test file says which."""
+    xml = tmp / "deno.xml"
+    base = "deno test" if case.command == "npm test" else case.command
+    base = re.sub(r" --reporter[= ]\S+", "", base)
+    cmd = f"{base} --junit-path={xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    if not xml.exists():
+        files = [a for a in shlex_split(base)[2:] if a.endswith(".ts")]
+        probes = []
+        for file in files:
+            probes.append(f"deno check {file}")
+            _, _, rc = sh(probes[-1], case.cwd, env)
+            if rc != 0:
+                t["collection_errors"].append(file)
+                t["errors"].append(file)
+        return finish_truth(t), "no JUnit report (deno stopped before any test); deno check on the test files", \
+            " ; ".join([cmd, *probes])
+    steps = {"failed": 0, "passed": 0}
+    cases = junit_cases(xml)
+    names = {(tc.get("classname"), tc.get("name")) for _s, tc in cases}
+    for _suites, tc in cases:
+        name = tc.get("name", "")
+        # a step is `parent > step` under a test of that name in the same file; deno counts steps apart
+        step = " > " in name and (tc.get("classname"), name.rsplit(" > ", 1)[0]) in names
+        failure = tc.find("failure")
+        if failure is not None:
+            if re.fullmatch(r"\d+ test steps? failed\.?", (failure.get("message") or "").strip()):
+                continue
+            t["failed"].append(name)
+            steps["failed"] += step
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        elif step:
+            steps["passed"] += 1
+        else:
+            t["passed_count"] += 1
+    t["steps_failed"], t["steps_passed"] = steps["failed"], steps["passed"]
+    return finish_truth(t), ("deno test --junit-path (steps as `test > step`, counted apart as deno does; a test "
+                             "failed only by its steps is named by the failing step, as deno's FAILURES list does)"), cmd
+
+
+TRUTH.update({"buntest": truth_bun, "denotest": truth_deno})
 
 
 def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:

@@ -30,6 +30,9 @@ FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", 
             "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest"}
+# JS runtimes' runners (issue 13)
+FAMILIES |= {"buntest", "denotest"}
+TEST_FAMILIES |= {"buntest", "denotest"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
@@ -48,7 +51,7 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split("::")[-1]
     if family in ("go", "gotestsum"):
         return test_id.split(" ", 1)[1]
-    if family in ("vitest", "jest", "nodetest"):
+    if family in ("vitest", "jest", "nodetest", "buntest", "denotest"):
         return test_id.split(" > ")[-1]
     if family in ("generic", "exunit"):  # ExUnit: "Module test name"
         return test_id.split(" ", 1)[1]

@@ -831,3 +831,32 @@ def bun_test(v: View, head_opts: list[str], args: list[Word]) -> None:
     v.family, v.subcommand = "bun-test", "test"
     p = walk(args, BUN_TEST)
     _apply(v, ["bun"] + head_opts + ["test"], p)
+
+
+DENO_TEST = Spec(
+    display={"--quiet": ("quiet", "1"), "-q": ("quiet", "1"), "--hide-stacktraces": ("stacktraces", "no")},
+    display_valued={"--reporter": "reporter", "--junit-path": "log", "--coverage": "coverage"},
+    scope_flags={"--fail-fast": "exitfirst", "--doc": "doc", "--parallel": "parallel", "--no-run": "no-run",
+                 "--shuffle": "shuffle"},
+    scope_valued={"--filter": "name", "--ignore": "skip"},
+    valued=frozenset({"--config", "-c", "--import-map", "--lock", "--cert", "--location", "--seed",
+                      "--v8-flags", "--env-file", "--trace-leaks", "--ext"}),
+)
+
+
+def deno(v: View, args: list[Word]) -> None:
+    """`deno test [opts] [files]` is deno's test runner; `deno run/task/serve/fmt …` are not checks."""
+    sub = next((a.value for a in args if not a.value.startswith("-")), "")
+    v.family, v.subcommand = "deno", sub
+    if sub != "test":
+        v.words = ["deno"] + [a.text for a in args]
+        return
+    at = next(k for k, a in enumerate(args) if a.value == "test")
+    head = ["deno"] + [a.text for a in args[:at]] + ["test"]
+    rest = list(args[at + 1:])
+    perms = [a for a in rest if a.value.startswith(("-A", "--allow-", "--deny-")) or a.value in ("-A", "-R", "-W", "-N", "-E")]
+    p = walk([a for a in rest if a not in perms], DENO_TEST)
+    _apply(v, head + [a.text for a in perms], p)
+    if p.rest:  # `--` hands the rest to the tests as Deno.args
+        v.words += ["--"] + [a.text for a in p.rest]
+        v.unscoped += ["--"] + [a.text for a in p.rest]

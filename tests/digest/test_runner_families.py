@@ -50,10 +50,12 @@ RUNNERS.update({
     "bun test": ("bun-test", "buntest"),
     "bun test --bail -t discount test/cart.test.js": ("bun-test", "buntest"),
     "npx bun test --dots": ("bun-test", "buntest"),
+    "deno test": ("deno", "denotest"),
+    "deno test -A --fail-fast --reporter=dot test/ledger_test.ts": ("deno", "denotest"),
 })
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
-CORPUS_CASES += ["buntest/plain"]
+CORPUS_CASES += ["buntest/plain", "denotest/plain", "denotest/tap"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -68,7 +70,8 @@ def test_node_without_test_is_not_a_runner():
 
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
-                                     "rails server", "rake db:migrate", "java -jar app.jar"])
+                                     "rails server", "rake db:migrate", "java -jar app.jar",
+                                     "deno run -A main.ts", "deno task dev"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0
