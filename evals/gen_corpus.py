@@ -312,6 +312,20 @@ CASES += [
     Case("denotest", "npm_test", DENO, "npm test", "the package's test script is `deno test`", env=npm_bin(DENO)),
     Case("denotest", "filter", DENO, "NO_COLOR=1 deno test --filter /Amount/ test/ledger_test.ts", env=npm_bin(DENO),
          held_out=True),
+    Case("playwright", "list", PW, "npx playwright test tests/", "Playwright's default (list) reporter when not "
+         "a TTY, on Debian's chromium: locator assertions, table rows (a loop), unicode titles, an error thrown "
+         "in the page, a failing beforeAll (its other test did not run), a skipped test", env=npm_bin(PW)),
+    Case("playwright", "line", PW, "npx playwright test tests/ --reporter=line", env=npm_bin(PW)),
+    Case("playwright", "dot", PW, "npx playwright test tests/ --reporter=dot", env=npm_bin(PW)),
+    Case("playwright", "max_failures", PW, "npx playwright test tests/ -x", "early stop at the first failure",
+         env=npm_bin(PW)),
+    Case("playwright", "color", PW, "FORCE_COLOR=1 npx playwright test tests/", env=npm_bin(PW)),
+    Case("playwright", "load_error", PW, "npx playwright test",
+         "broken/checkout.spec.ts imports a module that does not exist: no test runs", env=npm_bin(PW)),
+    Case("playwright", "npm_test", PW, "npm test -- tests/", "the package's test script is `playwright test`",
+         env=npm_bin(PW)),
+    Case("playwright", "grep_line", PW, "npx playwright test tests/ -g 'price|cart' --reporter=line",
+         env=npm_bin(PW), held_out=True),
     Case("buntest", "name_filter", BUN, "bun test -t 'discount|receipt' test/cart.test.js test/receipt.test.js",
          env=npm_bin(BUN), held_out=True),
 ]
@@ -357,10 +371,12 @@ FAMILY_TOOL = {
 
 
 # The JS runtimes' runners (issue 13): each is pinned in its fixture's package.json.
-JS_FAMILY_FIXTURE = {"buntest": BUN, "denotest": DENO}
+JS_FAMILY_FIXTURE = {"buntest": BUN, "denotest": DENO, "playwright": PW}
 FAMILY_TOOL.update({
     "buntest": ("bun", "node_modules/.bin/bun --version | sed 's/^/bun /'; node --version | sed 's/^/node /'"),
     "denotest": ("deno", "node_modules/.bin/deno --version | head -1"),
+    "playwright": ("playwright", "node_modules/.bin/playwright --version | sed 's/^Version/@playwright\\/test/'; "
+                                 "/usr/bin/chromium --version 2>/dev/null | head -1"),
 })
 
 
@@ -429,6 +445,8 @@ def missing_js(family: str, fixture: str, env: dict[str, str]) -> str | None:
     """bun, deno and Playwright are npm packages pinned by the fixture: `npm ci` installs them."""
     if shutil.which("npm", path=env["PATH"]) is None:
         return "npm not found (apt-get install nodejs npm)"
+    if family == "playwright" and not Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium not found (apt-get install chromium; the fixture's config launches it)"
     d = FIXTURES / fixture
     if not (d / "node_modules" / ".bin").is_dir():
         e2 = dict(env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
@@ -1114,7 +1132,45 @@ def truth_deno(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, s
                              "failed only by its steps is named by the failing step, as deno's FAILURES list does)"), cmd
 
 
-TRUTH.update({"buntest": truth_bun, "denotest": truth_deno})
+def truth_playwright(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The same selection with Playwright's JSON reporter (PLAYWRIGHT_JSON_OUTPUT_NAME). Ids are
+    `<file>:<line>:<col> › <describe…> › <title>`, the spec's location and title path as the list,
+    line and dot reporters print them; a file that failed to load is a top-level `errors` entry."""
+    report = tmp / "pw.json"
+    base = case.command
+    if base.startswith("npm test"):
+        base = "npx playwright test" + base[len("npm test"):].replace(" -- ", " ", 1)
+    base = re.sub(r" --reporter[= ]\S+", "", base)
+    cmd = f"PLAYWRIGHT_JSON_OUTPUT_NAME={report} {base} --reporter=json"
+    sh(cmd, case.cwd, env)
+    r = json.loads(report.read_text())
+    t = empty_truth()
+    for err in r.get("errors", []):
+        file = (err.get("location") or {}).get("file")
+        if file:
+            t["collection_errors"].append(rel(file, case.cwd))
+            t["errors"].append(rel(file, case.cwd))
+    def walk(suite: dict, titles: list[str]) -> None:
+        for spec in suite.get("specs", []):
+            tid = f"{spec['file']}:{spec['line']}:{spec['column']} › " + " › ".join([*titles, spec["title"]])
+            for test in spec.get("tests", []):
+                status = test.get("status")
+                if status == "unexpected":
+                    t["failed"].append(tid)
+                elif status == "skipped":  # skipped, and tests that did not run after a failed beforeAll
+                    t["skipped_count"] += 1
+                else:  # expected, flaky
+                    t["passed_count"] += 1
+        for child in suite.get("suites", []):
+            walk(child, [*titles, child["title"]])
+
+    for file_suite in r.get("suites", []):
+        walk(file_suite, [])
+    return finish_truth(t), ("Playwright --reporter=json (ids: the spec's file:line:col and title path, as its "
+                             "reporters print them); load errors from the report's top-level errors"), cmd
+
+
+TRUTH.update({"buntest": truth_bun, "denotest": truth_deno, "playwright": truth_playwright})
 
 
 def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:

@@ -31,8 +31,8 @@ FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", 
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest"}
 # JS runtimes' runners (issue 13)
-FAMILIES |= {"buntest", "denotest"}
-TEST_FAMILIES |= {"buntest", "denotest"}
+FAMILIES |= {"buntest", "denotest", "playwright"}
+TEST_FAMILIES |= {"buntest", "denotest", "playwright"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest", "npm-script", "tsc",
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
                               "minitest", "phpunit", "junit", "gotestsum",
-                              "prove", "ctest"}) | frozenset({"bun-test", "deno"})
+                              "prove", "ctest"}) | frozenset({"bun-test", "deno", "playwright"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"})}
-REWRITE_SUBCOMMANDS.update({"deno": frozenset({"test"})})  # not `deno run`, `deno task`, `deno serve`
+REWRITE_SUBCOMMANDS.update({"deno": frozenset({"test"}),  # not `deno run`, `deno task`, `deno serve`
+                            "playwright": frozenset({"test"})})  # not `show-report`, `codegen`, `install`
 
 
 @dataclass(frozen=True)

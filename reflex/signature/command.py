@@ -46,6 +46,7 @@ _DISPATCH = {
     "ctest": lambda v, n, a: runners.ctest(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     "deno": lambda v, n, a: runners.deno(v, a),
+    "playwright": lambda v, n, a: runners.playwright(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
 TRIVIAL = frozenset({"echo", "printf", "true", "false", ":", "sleep", "export", "set", "unset", "shopt",

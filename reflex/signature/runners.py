@@ -860,3 +860,29 @@ def deno(v: View, args: list[Word]) -> None:
     if p.rest:  # `--` hands the rest to the tests as Deno.args
         v.words += ["--"] + [a.text for a in p.rest]
         v.unscoped += ["--"] + [a.text for a in p.rest]
+
+
+PLAYWRIGHT_TEST = Spec(
+    display={"--quiet": ("quiet", "1"), "-q": ("quiet", "1"), "--headed": ("headed", ""),
+             "--no-deps": ("deps", "no")},
+    display_valued={"--reporter": "reporter", "--output": "output-dir", "--trace": "trace"},
+    scope_flags={"-x": "exitfirst", "--last-failed": "last-failed", "--only-changed": "changed",
+                 "--fail-on-flaky-tests": "flaky", "--pass-with-no-tests": "no-tests"},
+    scope_valued={"-g": "name", "--grep": "name", "--grep-invert": "skip", "--project": "package",
+                  "--max-failures": "exitfirst", "--shard": "shard", "--tag": "marker"},
+    valued=frozenset({"-c", "--config", "-j", "--workers", "--retries", "--timeout", "--repeat-each",
+                      "--global-timeout", "--update-snapshots", "-u", "--browser", "--ignore-snapshots"}),
+)
+_PLAYWRIGHT_CHECKS = frozenset({"test"})
+
+
+def playwright(v: View, args: list[Word]) -> None:
+    """`playwright test [opts] [file[:line] filters]` is a test run; `show-report`, `codegen`,
+    `install`, `open`, `show-trace` are not checks."""
+    sub = args[0].value if args else ""
+    v.family, v.subcommand = "playwright", sub
+    if sub not in _PLAYWRIGHT_CHECKS:
+        v.words = ["playwright"] + [a.text for a in args]
+        return
+    p = walk(args[1:], PLAYWRIGHT_TEST)
+    _apply(v, ["playwright", "test"], p)

@@ -52,10 +52,12 @@ RUNNERS.update({
     "npx bun test --dots": ("bun-test", "buntest"),
     "deno test": ("deno", "denotest"),
     "deno test -A --fail-fast --reporter=dot test/ledger_test.ts": ("deno", "denotest"),
+    "npx playwright test": ("playwright", "playwright"),
+    "npx playwright test tests/shop.spec.ts:20 -x --reporter=line": ("playwright", "playwright"),
 })
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree", "gotestsum/testname", "prove/plain", "ctest/plain"]
-CORPUS_CASES += ["buntest/plain", "denotest/plain", "denotest/tap"]
+CORPUS_CASES += ["buntest/plain", "denotest/plain", "denotest/tap", "playwright/list", "playwright/load_error"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -71,7 +73,8 @@ def test_node_without_test_is_not_a_runner():
 
 @pytest.mark.parametrize("command", ["mix phx.server", "mix format", "mix deps.get", "ruby script.rb",
                                      "rails server", "rake db:migrate", "java -jar app.jar",
-                                     "deno run -A main.ts", "deno task dev"])
+                                     "deno run -A main.ts", "deno task dev", "npx playwright show-report",
+                                     "npx playwright codegen", "npx playwright install chromium"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (cargotest, ctest, eslint, exunit, generic, gotest, gotestsum, jest, junit, minitest,
                                     mypy, nodetest, phpunit, prove, pytest, rspec, ruff, tsc, vitest)
-from reflex.digest.profiles import buntest, denotest
+from reflex.digest.profiles import buntest, denotest, playwright
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -37,7 +37,7 @@ PROFILES: dict[str, Profile] = {
     "generic": generic.PROFILE,
 }
 # JS runtimes' runners (issue 13)
-PROFILES.update({"buntest": buntest.PROFILE, "denotest": denotest.PROFILE})
+PROFILES.update({"buntest": buntest.PROFILE, "denotest": denotest.PROFILE, "playwright": playwright.PROFILE})
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
@@ -49,14 +49,15 @@ FAMILIES: dict[str, str] = {
     "node-test": "nodetest",
     "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
 }
-FAMILIES.update({"bun-test": "buntest", "deno": "denotest"})  # other deno subcommands: generic
+FAMILIES.update({"bun-test": "buntest", "deno": "denotest",  # other deno subcommands: generic
+                 "playwright": "playwright"})
 
 # Order matters: more specific formats first.
 SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
                                 "nodetest", "exunit", "rspec", "minitest",
                                 "phpunit", "junit")
 # `bun test v1.x` opens every bun test run: no other runner prints it.
-SNIFF_ORDER = ("buntest",) + SNIFF_ORDER + ("denotest",)
+SNIFF_ORDER = ("buntest",) + SNIFF_ORDER + ("denotest", "playwright")
 
 
 def sniff(raw: bytes) -> Profile:
