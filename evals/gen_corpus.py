@@ -349,6 +349,62 @@ CASES += [
 ]
 
 
+# --------------------------------------------------------------------------- JS runtimes' runners (issue 13)
+# bun, deno and Playwright come from npm (each fixture's package.json pins them, its lockfile is
+# committed, node_modules/ is created by `npm ci`); the runs find them on the fixture's own
+# node_modules/.bin, as an agent in that project would.
+BUN, DENO, PW = "bun_cart", "deno_ledger", "pw_shop"
+
+
+def npm_bin(fixture: str, **extra: str) -> dict[str, str]:
+    return {"PATH": f"{FIXTURES / fixture / 'node_modules' / '.bin'}{os.pathsep}{tool_path()}", **extra}
+
+
+CASES += [
+    Case("buntest", "plain", BUN, "bun test", "assertions, test.each rows, unicode names, a TypeError, a failing "
+         "beforeAll (bun reports it as `(unnamed)`), a file whose import does not resolve", env=npm_bin(BUN)),
+    Case("buntest", "bail", BUN, "bun test --bail", "early stop after the first failure", env=npm_bin(BUN)),
+    Case("buntest", "dots", BUN, "bun test --dots", "the dots reporter", env=npm_bin(BUN)),
+    Case("buntest", "only_failures", BUN, "bun test --only-failures", "passing tests not printed",
+         env=npm_bin(BUN)),
+    Case("buntest", "color", BUN, "FORCE_COLOR=1 bun test", "forced colour: ✓/✗ marks instead of (pass)/(fail)",
+         env=npm_bin(BUN)),
+    Case("buntest", "syntax_error", BUN, "bun test ./broken/checkout.test.js ./test/receipt.test.js",
+         "a test file that does not parse", env=npm_bin(BUN)),
+    Case("buntest", "npm_test", BUN, "npm test", "the package's test script is `bun test`", env=npm_bin(BUN)),
+    Case("denotest", "plain", DENO, "deno test", "deno colours even into a pipe: assertions, table rows (a loop), "
+         "a failing t.step, unicode names, a thrown SyntaxError, a permission error before a test's steps, "
+         "an ignored test", env=npm_bin(DENO)),
+    Case("denotest", "no_color", DENO, "NO_COLOR=1 deno test", env=npm_bin(DENO)),
+    Case("denotest", "dot", DENO, "deno test --reporter=dot", env=npm_bin(DENO)),
+    Case("denotest", "tap", DENO, "deno test --reporter=tap", env=npm_bin(DENO)),
+    Case("denotest", "fail_fast", DENO, "deno test --fail-fast", "early stop", env=npm_bin(DENO)),
+    Case("denotest", "type_error", DENO, "deno test test/ broken/budget_test.ts",
+         "an import that does not resolve: type checking fails, no test runs", env=npm_bin(DENO)),
+    Case("denotest", "parse_error", DENO, "deno test test/ broken/report_test.ts",
+         "a test file that does not parse: deno stops before any test", env=npm_bin(DENO)),
+    Case("denotest", "npm_test", DENO, "npm test", "the package's test script is `deno test`", env=npm_bin(DENO)),
+    Case("denotest", "filter", DENO, "NO_COLOR=1 deno test --filter /Amount/ test/ledger_test.ts", env=npm_bin(DENO),
+         held_out=True),
+    Case("playwright", "list", PW, "npx playwright test tests/", "Playwright's default (list) reporter when not "
+         "a TTY, on Debian's chromium: locator assertions, table rows (a loop), unicode titles, an error thrown "
+         "in the page, a failing beforeAll (its other test did not run), a skipped test", env=npm_bin(PW)),
+    Case("playwright", "line", PW, "npx playwright test tests/ --reporter=line", env=npm_bin(PW)),
+    Case("playwright", "dot", PW, "npx playwright test tests/ --reporter=dot", env=npm_bin(PW)),
+    Case("playwright", "max_failures", PW, "npx playwright test tests/ -x", "early stop at the first failure",
+         env=npm_bin(PW)),
+    Case("playwright", "color", PW, "FORCE_COLOR=1 npx playwright test tests/", env=npm_bin(PW)),
+    Case("playwright", "load_error", PW, "npx playwright test",
+         "broken/checkout.spec.ts imports a module that does not exist: no test runs", env=npm_bin(PW)),
+    Case("playwright", "npm_test", PW, "npm test -- tests/", "the package's test script is `playwright test`",
+         env=npm_bin(PW)),
+    Case("playwright", "grep_line", PW, "npx playwright test tests/ -g 'price|cart' --reporter=line",
+         env=npm_bin(PW), held_out=True),
+    Case("buntest", "name_filter", BUN, "bun test -t 'discount|receipt' test/cart.test.js test/receipt.test.js",
+         env=npm_bin(BUN), held_out=True),
+]
+
+
 # --------------------------------------------------------------------------- per-family tooling
 
 
@@ -399,6 +455,16 @@ FAMILY_TOOL = {
 }
 
 
+# The JS runtimes' runners (issue 13): each is pinned in its fixture's package.json.
+JS_FAMILY_FIXTURE = {"buntest": BUN, "denotest": DENO, "playwright": PW}
+FAMILY_TOOL.update({
+    "buntest": ("bun", "node_modules/.bin/bun --version | sed 's/^/bun /'; node --version | sed 's/^/node /'"),
+    "denotest": ("deno", "node_modules/.bin/deno --version | head -1"),
+    "playwright": ("playwright", "node_modules/.bin/playwright --version | sed 's/^Version/@playwright\\/test/'; "
+                                 "/usr/bin/chromium --version 2>/dev/null | head -1"),
+})
+
+
 def tool_of(case: Case) -> str:
     if case.family == "generic":
         return case.command.split()[0]
@@ -422,6 +488,8 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
 
 def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
     """None when the family can run, else what to install."""
+    if family in JS_FAMILY_FIXTURE:
+        return missing_js(family, fixture, env)
     need = {
         "pytest": ("pytest", "pip install pytest (the project venv has it)"),
         "ruff": ("ruff", "pip install -e '.[corpus]'"),
@@ -466,6 +534,21 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         return f"{JUNIT_JAR} not found (apt-get install junit5)"
     if (fixture in (TS, WEB) or family in NPM_FAMILIES) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / fixture, env, merge=False)
+        if rc != 0:
+            return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
+    return None
+
+
+def missing_js(family: str, fixture: str, env: dict[str, str]) -> str | None:
+    """bun, deno and Playwright are npm packages pinned by the fixture: `npm ci` installs them."""
+    if shutil.which("npm", path=env["PATH"]) is None:
+        return "npm not found (apt-get install nodejs npm)"
+    if family == "playwright" and not Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium not found (apt-get install chromium; the fixture's config launches it)"
+    d = FIXTURES / fixture
+    if not (d / "node_modules" / ".bin").is_dir():
+        e2 = dict(env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+        _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", d, e2, merge=False)
         if rc != 0:
             return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
     return None
@@ -1277,6 +1360,142 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
 }
 
 
+# --------------------------------------------------------------------------- truth: JS runtimes' runners
+
+
+def truth_bun(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """bun test --reporter=junit on the same files and filters. bun's JUnit report has no entry for a
+    test file that failed to load (bun counts it as a failure and an error): each test file the
+    report lacks is run alone with the same reporter, and one that exits non-zero with no test case
+    failed to load. Under --bail the files after the stop never ran and are not probed."""
+    xml = tmp / "bun.xml"
+    base = "bun test" if case.command == "npm test" else case.command
+    base = re.sub(r" --(?:dots|only-failures)\b", "", base)
+    cmd = f"{base} --reporter=junit --reporter-outfile={xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    seen = set()
+    for suites, tc in junit_cases(xml):
+        file = tc.get("file") or (suites[0] if suites else "")
+        seen.add(file)
+        tid = " > ".join([file, *suites[1:], tc.get("name", "")])
+        if tc.find("failure") is not None or tc.find("error") is not None:
+            t["failed"].append(tid)
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
+    probes = []
+    if "--bail" not in case.command:
+        named = [a.lstrip("./") for a in shlex_split(base)[2:] if a.endswith((".js", ".ts"))]
+        files = named or sorted(str(p.relative_to(case.cwd)) for p in (case.cwd / "test").rglob("*.test.[jt]s"))
+        for file in files:
+            if file in seen:
+                continue
+            one = tmp / "bun-one.xml"
+            probe = f"bun test ./{file} --reporter=junit --reporter-outfile={one}"
+            probes.append(probe)
+            _, _, rc = sh(probe, case.cwd, env)
+            if rc != 0 and (not one.exists() or not junit_cases(one)):
+                t["failed"].append(file)  # bun counts a file that failed to load as a failed test
+                t["load_errors"] = sorted({*t.get("load_errors", []), file})
+    return finish_truth(t), ("bun test --reporter=junit (ids: file > describe… > test); a test file missing "
+                             "from the report, run alone, exits non-zero with no test: it failed to load"), \
+        " ; ".join([cmd, *probes])
+
+
+def shlex_split(s: str) -> list[str]:
+    import shlex
+    return shlex.split(s)
+
+
+def truth_deno(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """deno test --junit-path on the same files and filters. A test whose only failure is deno's
+    `N test step(s) failed` is not a failure of its own: deno's FAILURES list and its `N failed` name
+    the failing step (`test > step`) instead. When deno stops before any test (a module that does not
+    resolve or parse) no report is written: `deno check` on each named test file says which."""
+    xml = tmp / "deno.xml"
+    base = "deno test" if case.command == "npm test" else case.command
+    base = re.sub(r" --reporter[= ]\S+", "", base)
+    cmd = f"{base} --junit-path={xml}"
+    sh(cmd, case.cwd, env)
+    t = empty_truth()
+    if not xml.exists():
+        files = [a for a in shlex_split(base)[2:] if a.endswith(".ts")]
+        probes = []
+        for file in files:
+            probes.append(f"deno check {file}")
+            _, _, rc = sh(probes[-1], case.cwd, env)
+            if rc != 0:
+                t["collection_errors"].append(file)
+                t["errors"].append(file)
+        return finish_truth(t), "no JUnit report (deno stopped before any test); deno check on the test files", \
+            " ; ".join([cmd, *probes])
+    steps = {"failed": 0, "passed": 0}
+    cases = junit_cases(xml)
+    names = {(tc.get("classname"), tc.get("name")) for _s, tc in cases}
+    for _suites, tc in cases:
+        name = tc.get("name", "")
+        # a step is `parent > step` under a test of that name in the same file; deno counts steps apart
+        step = " > " in name and (tc.get("classname"), name.rsplit(" > ", 1)[0]) in names
+        failure = tc.find("failure")
+        if failure is not None:
+            if re.fullmatch(r"\d+ test steps? failed\.?", (failure.get("message") or "").strip()):
+                continue
+            t["failed"].append(name)
+            steps["failed"] += step
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        elif step:
+            steps["passed"] += 1
+        else:
+            t["passed_count"] += 1
+    t["steps_failed"], t["steps_passed"] = steps["failed"], steps["passed"]
+    return finish_truth(t), ("deno test --junit-path (steps as `test > step`, counted apart as deno does; a test "
+                             "failed only by its steps is named by the failing step, as deno's FAILURES list does)"), cmd
+
+
+def truth_playwright(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The same selection with Playwright's JSON reporter (PLAYWRIGHT_JSON_OUTPUT_NAME). Ids are
+    `<file>:<line>:<col> › <describe…> › <title>`, the spec's location and title path as the list,
+    line and dot reporters print them; a file that failed to load is a top-level `errors` entry."""
+    report = tmp / "pw.json"
+    base = case.command
+    if base.startswith("npm test"):
+        base = "npx playwright test" + base[len("npm test"):].replace(" -- ", " ", 1)
+    base = re.sub(r" --reporter[= ]\S+", "", base)
+    cmd = f"PLAYWRIGHT_JSON_OUTPUT_NAME={report} {base} --reporter=json"
+    sh(cmd, case.cwd, env)
+    r = json.loads(report.read_text())
+    t = empty_truth()
+    for err in r.get("errors", []):
+        file = (err.get("location") or {}).get("file")
+        if file:
+            t["collection_errors"].append(rel(file, case.cwd))
+            t["errors"].append(rel(file, case.cwd))
+    def walk(suite: dict, titles: list[str]) -> None:
+        for spec in suite.get("specs", []):
+            tid = f"{spec['file']}:{spec['line']}:{spec['column']} › " + " › ".join([*titles, spec["title"]])
+            for test in spec.get("tests", []):
+                status = test.get("status")
+                if status == "unexpected":
+                    t["failed"].append(tid)
+                elif status == "skipped":  # skipped, and tests that did not run after a failed beforeAll
+                    t["skipped_count"] += 1
+                else:  # expected, flaky
+                    t["passed_count"] += 1
+        for child in suite.get("suites", []):
+            walk(child, [*titles, child["title"]])
+
+    for file_suite in r.get("suites", []):
+        walk(file_suite, [])
+    return finish_truth(t), ("Playwright --reporter=json (ids: the spec's file:line:col and title path, as its "
+                             "reporters print them); load errors from the report's top-level errors"), cmd
+
+
+TRUTH.update({"buntest": truth_bun, "denotest": truth_deno, "playwright": truth_playwright})
+
+
 def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:
     if case.family == "generic":
         return (truth_make if tool_of(case) == "make" else truth_mix)(case, env, tmp)
@@ -1395,7 +1614,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=[], help="FAMILY or FAMILY/CASE (repeatable)")
     ap.add_argument("--no-rtk", action="store_true", help="skip the RTK side")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    ap.add_argument("--reindex", action="store_true",
+                    help="only rewrite index.json and the README's case table from the stored cases")
     args = ap.parse_args(argv)
+    if args.reindex:
+        reindex()
+        return 0
 
     cases = [c for c in CASES if not args.only or c.family in args.only or c.key in args.only]
     if args.list:
@@ -1432,7 +1656,12 @@ def main(argv: list[str] | None = None) -> int:
             t = meta["truth"]
             print(f"{case.key:32} exit={meta['exit_code']:<3} failed={t['failed_count']:<3} "
                   f"passed={t['passed_count']:<4} diags={len(t['diagnostics']):<3} bytes={meta['output_bytes']}")
+    reindex()
+    return 0
 
+
+def reindex() -> None:
+    """index.json and the README's case table, from every stored case (not only those just run)."""
     rows = []
     for meta_path in sorted(CORPUS.glob("*/*/meta.json")):
         m = json.loads(meta_path.read_text())
@@ -1447,7 +1676,6 @@ def main(argv: list[str] | None = None) -> int:
     (CORPUS / "index.json").write_text(json.dumps(
         [{**{k: m[k] for k in ("family", "case", "command", "cwd", "exit_code", "tool_version", "output_bytes")},
           "held_out": bool(m.get("held_out"))} for m in rows], indent=2, ensure_ascii=False) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

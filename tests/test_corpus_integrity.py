@@ -26,12 +26,10 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
                   "diagnostics", "collection_errors")
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
-FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "tsc", "eslint", "ruff", "mypy", "generic", "nodetest",
-            "exunit", "rspec", "minitest", "phpunit", "junit", "gotestsum", "prove", "ctest", "maven",
-            "esbuild", "webpack", "vite",
-            "flake8", "pylint", "shellcheck", "pyright", "biome"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit", "junit", "gotestsum", "prove", "ctest", "maven"}
+                 "phpunit", "junit", "gotestsum", "prove", "ctest", "maven", "buntest", "denotest", "playwright"}
+FAMILIES = TEST_FAMILIES | {"tsc", "eslint", "ruff", "mypy", "esbuild", "webpack", "vite", "flake8", "pylint",
+                            "shellcheck", "pyright", "biome"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",
@@ -50,7 +48,7 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split("::")[-1]
     if family in ("go", "gotestsum"):
         return test_id.split(" ", 1)[1]
-    if family in ("vitest", "jest", "nodetest"):
+    if family in ("vitest", "jest", "nodetest", "buntest", "denotest"):
         return test_id.split(" > ")[-1]
     if family in ("generic", "exunit"):  # ExUnit: "Module test name"
         return test_id.split(" ", 1)[1]
@@ -144,7 +142,8 @@ def test_rtk_side_is_complete(case_dir: Path):
     rtk = json.loads(rtk_meta_path.read_text(encoding="utf-8"))
     assert rtk["rtk_version"].startswith("rtk ")
     if rtk.get("rtk_command"):
-        assert rtk["rtk_command"].startswith("rtk ")
+        # RTK keeps an environment prefix in front of its rewrite (`FORCE_COLOR=1 rtk bun test`)
+        assert re.sub(r"^(?:[A-Za-z_]\w*=\S*\s+)*", "", rtk["rtk_command"]).startswith("rtk ")
         assert isinstance(rtk["exit_code"], int)
         assert (case_dir / "rtk.txt").exists()
     if "pipe" in rtk:

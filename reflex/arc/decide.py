@@ -17,7 +17,8 @@ REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest
                               "ruff", "mypy", "eslint", "node-test", "mix", "rspec",
                               "minitest", "phpunit", "junit", "gotestsum",
                               "prove", "ctest", "maven", "esbuild", "webpack", "vite",
-                              "flake8", "pylint", "shellcheck", "pyright", "biome"})
+                              "flake8", "pylint", "shellcheck", "pyright", "biome",
+                              "bun-test", "deno", "playwright"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
@@ -29,7 +30,9 @@ REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
                        "vite": frozenset({"build"}),
                        # pylint and pyright also print configs, lists and stubs, or watch: only a check
                        "pylint": frozenset({"check"}), "pyright": frozenset({"check"}),
-                       "biome": frozenset({"lint", "check", "ci", "format"})}  # not format --write
+                       "biome": frozenset({"lint", "check", "ci", "format"}),  # not format --write
+                       "deno": frozenset({"test"}),  # not `deno run`, `deno task`, `deno serve`
+                       "playwright": frozenset({"test"})}  # not `show-report`, `codegen`, `install`
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,8 @@ _DISPATCH = {
     "webpack-cli": lambda v, n, a: runners.webpack(v, a),
     "vite": lambda v, n, a: runners.vite(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
+    "deno": lambda v, n, a: runners.deno(v, a),
+    "playwright": lambda v, n, a: runners.playwright(v, a),
     **{pm: (lambda v, n, a: runners.package_script(v, n, a)) for pm in _PM},
 }
 _DISPATCH.update({  # issue 13: linters

@@ -335,10 +335,7 @@ def package_script(v: View, pm: str, args: list[Word]) -> None:
     elif pm in ("pnpm", "yarn") and sub not in _PNPM_BUILTIN:
         script = sub
     if pm == "bun" and sub == "test":
-        v.family, v.subcommand = "npm-script", "test"
-        p = walk(rest, Spec(display=SCRIPT_ARGS.display, display_valued=SCRIPT_ARGS.display_valued,
-                            scope_valued=SCRIPT_ARGS.scope_valued, scope_flags={"--bail": "exitfirst"}))
-        _apply(v, ["bun"] + [a.text for a in pre] + ["test"], p)
+        bun_test(v, [a.text for a in pre], rest)   # bun's own test runner, not a package script
         v.scope[:0] = scope
         return
     if script is None:
@@ -1003,3 +1000,81 @@ def biome(v: View, args: list[Word]) -> None:
         v.writes.extend(FileRef(s.value) for s in p.scope if s.kind == "path")
         if not any(s.kind == "path" for s in p.scope):
             v.writes.append(FileRef("."))
+
+
+# ---------------------------------------------------------------- JS runtimes' own test runners (issue 13)
+
+BUN_TEST = Spec(
+    display={"--dots": ("reporter", "dots"), "--only-failures": ("only-failures", ""),
+             "--silent": ("silent", "")},
+    display_valued={"--reporter": "reporter", "--reporter-outfile": "log", "--coverage-reporter": "coverage",
+                    "--coverage-dir": "coverage"},
+    scope_flags={"--bail": "exitfirst", "--only": "only", "--todo": "todo", "--changed": "changed"},
+    scope_valued={"-t": "name", "--test-name-pattern": "name", "--shard": "shard",
+                  "--path-ignore-patterns": "skip"},
+    valued=frozenset({"--timeout", "--rerun-each", "--retry", "--seed", "--max-concurrency", "--timings",
+                      "--preload", "-r", "--require", "--config", "-c", "--env-file", "--tsconfig-override",
+                      "--conditions", "--define", "-d", "--loader", "-l"}),
+)
+
+
+def bun_test(v: View, head_opts: list[str], args: list[Word]) -> None:
+    """`bun test [opts] [path filters]`: bun's test runner (also reached through npx/bunx)."""
+    v.family, v.subcommand = "bun-test", "test"
+    p = walk(args, BUN_TEST)
+    _apply(v, ["bun"] + head_opts + ["test"], p)
+
+
+DENO_TEST = Spec(
+    display={"--quiet": ("quiet", "1"), "-q": ("quiet", "1"), "--hide-stacktraces": ("stacktraces", "no")},
+    display_valued={"--reporter": "reporter", "--junit-path": "log", "--coverage": "coverage"},
+    scope_flags={"--fail-fast": "exitfirst", "--doc": "doc", "--parallel": "parallel", "--no-run": "no-run",
+                 "--shuffle": "shuffle"},
+    scope_valued={"--filter": "name", "--ignore": "skip"},
+    valued=frozenset({"--config", "-c", "--import-map", "--lock", "--cert", "--location", "--seed",
+                      "--v8-flags", "--env-file", "--trace-leaks", "--ext"}),
+)
+
+
+def deno(v: View, args: list[Word]) -> None:
+    """`deno test [opts] [files]` is deno's test runner; `deno run/task/serve/fmt …` are not checks."""
+    sub = next((a.value for a in args if not a.value.startswith("-")), "")
+    v.family, v.subcommand = "deno", sub
+    if sub != "test":
+        v.words = ["deno"] + [a.text for a in args]
+        return
+    at = next(k for k, a in enumerate(args) if a.value == "test")
+    head = ["deno"] + [a.text for a in args[:at]] + ["test"]
+    rest = list(args[at + 1:])
+    perms = [a for a in rest if a.value.startswith(("-A", "--allow-", "--deny-")) or a.value in ("-A", "-R", "-W", "-N", "-E")]
+    p = walk([a for a in rest if a not in perms], DENO_TEST)
+    _apply(v, head + [a.text for a in perms], p)
+    if p.rest:  # `--` hands the rest to the tests as Deno.args
+        v.words += ["--"] + [a.text for a in p.rest]
+        v.unscoped += ["--"] + [a.text for a in p.rest]
+
+
+PLAYWRIGHT_TEST = Spec(
+    display={"--quiet": ("quiet", "1"), "-q": ("quiet", "1"), "--headed": ("headed", ""),
+             "--no-deps": ("deps", "no")},
+    display_valued={"--reporter": "reporter", "--output": "output-dir", "--trace": "trace"},
+    scope_flags={"-x": "exitfirst", "--last-failed": "last-failed", "--only-changed": "changed",
+                 "--fail-on-flaky-tests": "flaky", "--pass-with-no-tests": "no-tests"},
+    scope_valued={"-g": "name", "--grep": "name", "--grep-invert": "skip", "--project": "package",
+                  "--max-failures": "exitfirst", "--shard": "shard", "--tag": "marker"},
+    valued=frozenset({"-c", "--config", "-j", "--workers", "--retries", "--timeout", "--repeat-each",
+                      "--global-timeout", "--update-snapshots", "-u", "--browser", "--ignore-snapshots"}),
+)
+_PLAYWRIGHT_CHECKS = frozenset({"test"})
+
+
+def playwright(v: View, args: list[Word]) -> None:
+    """`playwright test [opts] [file[:line] filters]` is a test run; `show-report`, `codegen`,
+    `install`, `open`, `show-trace` are not checks."""
+    sub = args[0].value if args else ""
+    v.family, v.subcommand = "playwright", sub
+    if sub not in _PLAYWRIGHT_CHECKS:
+        v.words = ["playwright"] + [a.text for a in args]
+        return
+    p = walk(args[1:], PLAYWRIGHT_TEST)
+    _apply(v, ["playwright", "test"], p)

@@ -54,8 +54,6 @@ RUNNERS = {
     "webpack build --mode production --stats=errors-only": ("webpack", "webpack"),
     "npx vite build": ("vite", "vite"),
     "pnpm vite build --mode staging": ("vite", "vite"),
-}
-RUNNERS.update({  # issue 13: linters
     "flake8 .": ("flake8", "flake8"),
     "python -m flake8 --show-source --statistics src": ("flake8", "flake8"),
     "pylint src tests": ("pylint", "pylint"),
@@ -66,12 +64,20 @@ RUNNERS.update({  # issue 13: linters
     "pyright --level error src/app.py": ("pyright", "pyright"),
     "npx biome lint .": ("biome", "biome"),
     "biome check --reporter=github src": ("biome", "biome"),
-})
+    "bun test": ("bun-test", "buntest"),
+    "bun test --bail -t discount test/cart.test.js": ("bun-test", "buntest"),
+    "npx bun test --dots": ("bun-test", "buntest"),
+    "deno test": ("deno", "denotest"),
+    "deno test -A --fail-fast --reporter=dot test/ledger_test.ts": ("deno", "denotest"),
+    "npx playwright test": ("playwright", "playwright"),
+    "npx playwright test tests/shop.spec.ts:20 -x --reporter=line": ("playwright", "playwright"),
+}
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyright/default", "biome/check",
                 "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree",
                 "gotestsum/testname", "prove/plain", "ctest/plain", "maven/plain", "maven/compile_error",
-                "esbuild/color", "webpack/errors_only", "vite/plain"]
+                "esbuild/color", "webpack/errors_only", "vite/plain", "buntest/plain", "denotest/plain",
+                "denotest/tap", "playwright/list", "playwright/load_error"]
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -92,7 +98,9 @@ def test_node_without_test_is_not_a_runner():
                                      "npx webpack serve", "webpack --watch", "esbuild src/app.js --serve=8000",
                                      "esbuild src/app.js --bundle --watch",
                                      "pylint --generate-rcfile", "pyright --watch",
-                                     "biome format --write .", "npx biome migrate"])
+                                     "biome format --write .", "npx biome migrate",
+                                     "deno run -A main.ts", "deno task dev", "npx playwright show-report",
+                                     "npx playwright codegen", "npx playwright install chromium"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

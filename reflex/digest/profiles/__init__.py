@@ -9,9 +9,10 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (biome, cargotest, ctest, esbuild, eslint, exunit, flake8, generic, gotest, gotestsum,
-                                    jest, junit, minitest, mypy, nodetest, phpunit, prove, pylint, pyright, pytest,
-                                    rspec, ruff, shellcheck, surefire, tsc, vite, vitest, webpack)
+from reflex.digest.profiles import (biome, buntest, cargotest, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
+                                    gotest, gotestsum, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
+                                    pylint, pyright, pytest, rspec, ruff, shellcheck, surefire, tsc, vite, vitest,
+                                    webpack)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -38,15 +39,16 @@ PROFILES: dict[str, Profile] = {
     "esbuild": esbuild.PROFILE,
     "webpack": webpack.PROFILE,
     "vite": vite.PROFILE,
-    "generic": generic.PROFILE,
-}
-PROFILES.update({
     "flake8": flake8.PROFILE,
     "pylint": pylint.PROFILE,
     "shellcheck": shellcheck.PROFILE,
     "pyright": pyright.PROFILE,
     "biome": biome.PROFILE,
-})
+    "buntest": buntest.PROFILE,
+    "denotest": denotest.PROFILE,
+    "playwright": playwright.PROFILE,
+    "generic": generic.PROFILE,
+}
 
 # Signature family -> profile name.
 FAMILIES: dict[str, str] = {
@@ -58,13 +60,15 @@ FAMILIES: dict[str, str] = {
     "node-test": "nodetest",
     "mix": "exunit",  # other mix tasks' output is not ExUnit's: handed over to generic
     "maven": "surefire",  # Maven's log: Surefire's report, javac's errors, a failed goal
+    "bun-test": "buntest",
+    "deno": "denotest",  # other deno subcommands: generic
 }
 
-# Order matters: more specific formats first.
-SNIFF_ORDER: tuple[str, ...] = ("vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest", "ruff", "mypy",
-                                "nodetest", "exunit", "rspec", "minitest",
-                                "phpunit", "junit", "webpack", "esbuild", "vite", "pylint", "shellcheck", "pyright",
-                                "biome")
+# Order matters: more specific formats first (`bun test v1.x` opens every bun test run: no other
+# runner prints it).
+SNIFF_ORDER: tuple[str, ...] = ("buntest", "vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest",
+                                "ruff", "mypy", "nodetest", "exunit", "rspec", "minitest", "phpunit", "junit", "webpack",
+                                "esbuild", "vite", "pylint", "shellcheck", "pyright", "biome", "denotest", "playwright")
 
 
 def sniff(raw: bytes) -> Profile:
