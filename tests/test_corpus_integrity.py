@@ -28,8 +28,10 @@ DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
                  "phpunit", "junit", "gotestsum", "prove", "ctest", "maven", "buntest", "denotest", "playwright"}
-FAMILIES = TEST_FAMILIES | {"tsc", "eslint", "ruff", "mypy", "esbuild", "webpack", "vite", "flake8", "pylint",
-                            "shellcheck", "pyright", "biome"}
+# generic/make and make_k are cc/make and cc/make_k now: no generic case is left.
+FAMILIES = (TEST_FAMILIES - {"generic"}) | {"tsc", "eslint", "ruff", "mypy", "esbuild", "webpack", "vite", "flake8",
+                                            "pylint", "shellcheck", "pyright", "biome",
+                                            "cc", "cargobuild", "gobuild", "tscbuild"}
 ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # Directories the fixtures create when run; they are gitignored and not part of the size budget.
 GENERATED_DIRS = {"node_modules", "target", "_build", "build", "classes", ".pytest_cache", ".mypy_cache",

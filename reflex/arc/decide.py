@@ -18,7 +18,8 @@ REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest
                               "minitest", "phpunit", "junit", "gotestsum",
                               "prove", "ctest", "maven", "esbuild", "webpack", "vite",
                               "flake8", "pylint", "shellcheck", "pyright", "biome",
-                              "bun-test", "deno", "playwright"})
+                              "bun-test", "deno", "playwright",
+                              "make", "cmake-build", "ninja", "cargo-build", "go-build", "go-vet"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
@@ -33,6 +34,11 @@ REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
                        "biome": frozenset({"lint", "check", "ci", "format"}),  # not format --write
                        "deno": frozenset({"test"}),  # not `deno run`, `deno task`, `deno serve`
                        "playwright": frozenset({"test"})}  # not `show-report`, `codegen`, `install`
+# Build tools whose targets can also run a server, a watcher or a shell: these targets pass untouched
+# (every other target, the default one included, is a build or a check whose output is sniffed).
+PASS_SUBCOMMANDS = {"make": frozenset({"run", "serve", "server", "dev", "watch", "start", "shell", "repl", "console",
+                                       "up", "logs", "tail", "docs-serve", "debug", "menuconfig", "nconfig",
+                                       "xconfig", "gconfig"})}
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,8 @@ def decide_bash(command, tool_input, sig, *, launcher, permission, mode="auto", 
         return Decision("pass", why="family %s not digested" % (sig.family if sig else "unknown"))
     if sig.family in REWRITE_SUBCOMMANDS and sig.subcommand not in REWRITE_SUBCOMMANDS[sig.family]:
         return Decision("pass", why="%s %s not digested" % (sig.family, sig.subcommand or "(no subcommand)"))
+    if sig.family in PASS_SUBCOMMANDS and sig.subcommand in PASS_SUBCOMMANDS[sig.family]:
+        return Decision("pass", why="%s %s not digested" % (sig.family, sig.subcommand))
     if mode == "off":
         return Decision("pass", why="rewrites are off (rewrite_permission=off)", held_back=True)
     if permission.kind == "deny":

@@ -48,6 +48,8 @@ _DISPATCH = {
     "webpack": lambda v, n, a: runners.webpack(v, a),
     "webpack-cli": lambda v, n, a: runners.webpack(v, a),
     "vite": lambda v, n, a: runners.vite(v, a),
+    "cmake": lambda v, n, a: runners.cmake(v, a),
+    "ninja": lambda v, n, a: runners.ninja(v, a),
     "git": lambda v, n, a: gitcmd.git(v, a),
     "deno": lambda v, n, a: runners.deno(v, a),
     "playwright": lambda v, n, a: runners.playwright(v, a),

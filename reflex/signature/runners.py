@@ -101,6 +101,9 @@ GO_TEST = Spec(
 
 
 def go(v: View, args: list[Word]) -> None:
+    if args and args[0].value in ("build", "vet"):
+        _go_build_or_vet(v, args[0].value, args[1:])
+        return
     if not args or args[0].value != "test":
         v.words = ["go"] + [a.text for a in args]
         v.subcommand = args[0].value if args else ""
@@ -173,6 +176,9 @@ def cargo(v: View, args: list[Word]) -> None:
     elif sub == "nextest" and i + 1 < len(args) and args[i + 1].value == "run":
         spec, head = NEXTEST, head + ["nextest", "run"]
         rest = args[i + 2:]
+    elif sub in CARGO_BUILD_SUBCOMMANDS:
+        _cargo_build(v, head, sub, args[i + 1:])
+        return
     else:
         v.words = head + [a.text for a in args[i:]]
         if sub == "fmt":
@@ -1078,3 +1084,88 @@ def playwright(v: View, args: list[Word]) -> None:
         return
     p = walk(args[1:], PLAYWRIGHT_TEST)
     _apply(v, ["playwright", "test"], p)
+
+
+# ---------------------------------------------------------------- cmake --build, ninja (compiler output: cc profile)
+
+CMAKE_BUILD = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1")},
+    scope_valued={"-t": "target", "--target": "target"},
+    valued=frozenset({"-j", "--parallel", "--config", "--preset", "--resolve-package-references"}),
+    positional=None,
+)
+NINJA = Spec(
+    display={"-v": ("verbose", "1"), "--verbose": ("verbose", "1"), "--quiet": ("quiet", "1")},
+    valued=frozenset({"-j", "-k", "-l", "-f", "-d", "-w"}),
+    positional=None,
+)
+
+
+def cmake(v: View, args: list[Word]) -> None:
+    """`cmake --build DIR …` builds (the native tool's compiler output); configuring is not a build."""
+    if not args or args[0].value != "--build":
+        v.words = ["cmake"] + [a.text for a in args]
+        return
+    v.family, v.subcommand = "cmake-build", "build"
+    p = walk(args[2:], CMAKE_BUILD)
+    tail = (["--"] + [a.text for a in p.rest]) if p.rest else []
+    head = ["cmake", "--build"] + ([args[1].text] if len(args) > 1 else [])
+    _apply(v, head, p, tail)
+
+
+def ninja(v: View, args: list[Word]) -> None:
+    if any(a.value == "-t" or a.value.startswith("-t") and len(a.value) > 2 and not a.value.startswith("--")
+           for a in args):
+        v.words = ["ninja"] + [a.text for a in args]
+        v.subcommand = "tool"   # `ninja -t clean`, `-t compdb`: not a build
+        return
+    v.family = "ninja"
+    args = _take_chdir(v, args, names=("-C",))
+    p = walk(args, NINJA)
+    _apply(v, ["ninja"], p)
+    v.subcommand = next((a.value for a in p.positionals), "")
+
+
+# ---------------------------------------------------------------- cargo build / check / clippy (cargobuild profile)
+
+CARGO_BUILD_SUBCOMMANDS = frozenset({"build", "b", "check", "c", "clippy"})
+CARGO_BUILD = Spec(
+    display={**_CARGO_COMMON_DISPLAY},
+    display_valued={"--color": "color", "--message-format": "format"},
+    scope_valued={"-p": "package", "--package": "package", "--bin": "target", "--test": "target",
+                  "--example": "target", "--bench": "target"},
+    scope_flags={"--lib": "target", "--bins": "target", "--tests": "target", "--examples": "target",
+                 "--benches": "target", "--all-targets": "target", "--workspace": "package"},
+    valued=frozenset({"--features", "-F", "--target", "--manifest-path", "-j", "--jobs", "--profile",
+                      "--target-dir", "-Z", "--config", "--exclude"}),
+    positional=None,
+)
+
+
+def _cargo_build(v: View, head: list[str], sub: str, rest: list[Word]) -> None:
+    """`cargo build|check|clippy …`; clippy's lint flags after `--` (`-D warnings`) change what fails: kept."""
+    v.family, v.subcommand = "cargo-build", {"b": "build", "c": "check"}.get(sub, sub)
+    p = walk(rest, CARGO_BUILD)
+    tail = (["--"] + [a.text for a in p.rest]) if p.rest else []
+    _apply(v, head + [sub], p, tail)
+
+
+# ---------------------------------------------------------------- go build / go vet (gobuild, govet profiles)
+
+GO_BUILD = Spec(
+    single_dash_long=True,
+    display={"-v": ("verbose", "1"), "-x": ("print-commands", ""), "-json": ("format", "json")},
+    valued=frozenset({"-tags", "-o", "-ldflags", "-gcflags", "-asmflags", "-mod", "-modfile", "-p", "-pkgdir",
+                      "-toolexec", "-buildmode", "-compiler", "-installsuffix", "-overlay", "-pgo", "-C",
+                      "-vettool", "-c"}),
+)
+
+
+def _go_build_or_vet(v: View, sub: str, rest: list[Word]) -> None:
+    v.family, v.subcommand = f"go-{sub}", sub
+    p = walk(rest, GO_BUILD)
+    _apply(v, ["go", sub], p)
+
+
+# ---------------------------------------------------------------- tsc --build
+TSC.display["--verbose"] = ("verbose", "1")  # build mode's progress lines: how results are shown

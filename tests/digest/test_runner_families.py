@@ -78,6 +78,36 @@ CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyrig
                 "gotestsum/testname", "prove/plain", "ctest/plain", "maven/plain", "maven/compile_error",
                 "esbuild/color", "webpack/errors_only", "vite/plain", "buntest/plain", "denotest/plain",
                 "denotest/tap", "playwright/list", "playwright/load_error"]
+# Build tools: their output is sniffed (make runs anything); compiler output gets the cc profile.
+RUNNERS.update({
+    "make": ("make", "cc"),
+    "make -k -j4 CC=clang": ("make", "cc"),
+    "cmake --build build": ("cmake-build", "cc"),
+    "cmake --build build --target wordfreq -j 8": ("cmake-build", "cc"),
+    "ninja -C build": ("ninja", "cc"),
+    "ninja -C build -k 0 wordfreq": ("ninja", "cc"),
+})
+CORPUS_CASES += ["cc/link_error", "cc/make_j2", "cc/clang_color", "cc/cmake_ninja", "cc/cmake_make"]
+RUNNERS.update({
+    "cargo build": ("cargo-build", "cargobuild"),
+    "cargo check --features broken --message-format short": ("cargo-build", "cargobuild"),
+    "cargo clippy -- -D warnings": ("cargo-build", "cargobuild"),
+    "cargo clippy --all-targets --color always": ("cargo-build", "cargobuild"),
+})
+CORPUS_CASES += ["cargobuild/build_broken", "cargobuild/check_short", "cargobuild/clippy_deny"]
+RUNNERS.update({
+    "go build ./...": ("go-build", "gobuild"),
+    "go build -tags broken -o bin/ ./cmd/...": ("go-build", "gobuild"),
+    "go vet ./...": ("go-vet", "govet"),
+    "go vet -json ./stats/": ("go-vet", "govet"),
+})
+CORPUS_CASES += ["gobuild/vet", "gobuild/vet_json", "gobuild/vet_broken", "gobuild/build_broken"]
+RUNNERS.update({"tsc --build": ("tsc", "tsc"), "npx tsc -b packages/app --verbose": ("tsc", "tsc")})
+CORPUS_CASES += ["tscbuild/plain", "tscbuild/verbose", "tscbuild/pretty"]
+
+
+def test_tsc_build_verbose_is_presentation():
+    assert signature("tsc -b --verbose").core == signature("tsc -b").core
 
 
 @pytest.mark.parametrize("command", sorted(RUNNERS))
@@ -134,3 +164,23 @@ def test_ctx_digest_command_chooses_the_profile(case):
     # Without --command the same bytes get the generic profile, which claims no counts.
     generic = CliRunner().invoke(digest_cmd, ["--json", path])
     assert json.loads(generic.output)["facts"]["profile"] == "generic"
+
+
+@pytest.mark.parametrize("command", ["make run", "make serve", "cmake -S . -B build", "ninja -t clean"])
+def test_build_tool_servers_and_configure_steps_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
+    rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
+    assert rc == 0
+    assert not out or "updatedInput" not in out
+
+
+def test_make_running_a_test_runner_is_sniffed_as_that_runner():
+    from reflex.digest import extract_facts
+    meta = json.load(open(os.path.join(REPO, "evals", "corpus", "ctest", "plain", "meta.json")))
+    raw = open(os.path.join(REPO, "evals", "corpus", "ctest", "plain", "output.txt"), "rb").read()
+    assert extract_facts(raw, family="make", exit_code=2, command="make test").profile == "ctest"
+    raw = open(os.path.join(REPO, "evals", "corpus", "pytest", "q", "output.txt"), "rb").read()
+    assert extract_facts(raw, family="make", exit_code=2, command="make test").profile == "pytest"
+    # Neither a runner nor a compiler: generic, which claims no counts.
+    facts = extract_facts(b"./deploy.sh\nerror: host unreachable\nmake: *** [Makefile:3: deploy] Error 1\n",
+                          family="make", exit_code=2, command="make deploy")
+    assert facts.profile == "generic" and not facts.counts.reported()

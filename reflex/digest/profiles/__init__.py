@@ -9,8 +9,8 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (biome, buntest, cargotest, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
-                                    gotest, gotestsum, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
+from reflex.digest.profiles import (biome, buntest, cargobuild, cargotest, cc, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
+                                    gobuild, gotest, gotestsum, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
                                     pylint, pyright, pytest, rspec, ruff, shellcheck, surefire, tsc, vite, vitest,
                                     webpack)
 from reflex.digest.profiles.base import Profile
@@ -47,6 +47,10 @@ PROFILES: dict[str, Profile] = {
     "buntest": buntest.PROFILE,
     "denotest": denotest.PROFILE,
     "playwright": playwright.PROFILE,
+    "cc": cc.PROFILE,  # gcc/clang diagnostics through make, cmake --build, ninja (sniffed)
+    "cargobuild": cargobuild.PROFILE,
+    "gobuild": gobuild.PROFILE,
+    "govet": gobuild.VET_PROFILE,
     "generic": generic.PROFILE,
 }
 
@@ -62,13 +66,21 @@ FAMILIES: dict[str, str] = {
     "maven": "surefire",  # Maven's log: Surefire's report, javac's errors, a failed goal
     "bun-test": "buntest",
     "deno": "denotest",  # other deno subcommands: generic
+    "cargo-build": "cargobuild",  # cargo build / check / clippy
+    "go-build": "gobuild",
+    "go-vet": "govet",
 }
 
 # Order matters: more specific formats first (`bun test v1.x` opens every bun test run: no other
 # runner prints it).
 SNIFF_ORDER: tuple[str, ...] = ("buntest", "vitest", "jest", "tsc", "eslint", "pytest", "gotestsum", "gotest", "cargotest",
                                 "ruff", "mypy", "nodetest", "exunit", "rspec", "minitest", "phpunit", "junit", "webpack",
-                                "esbuild", "vite", "pylint", "shellcheck", "pyright", "biome", "denotest", "playwright")
+                                "esbuild", "vite", "pylint", "shellcheck", "pyright", "biome", "denotest", "playwright",
+                                # build tools' output (make, cmake --build, ninja) after every runner and linter
+                                "ctest", "cc")
+# Build tools run anything (`make test` may run pytest or ctest): their output is sniffed like an npm
+# script's, the test and lint profiles first, then compiler diagnostics (cc), then generic.
+SNIFFED_FAMILIES = frozenset({"npm-script", "make", "cmake-build", "ninja"})
 
 
 def sniff(raw: bytes) -> Profile:
@@ -84,7 +96,7 @@ def for_family(family: str, raw: bytes) -> Profile:
     if name is None and family in PROFILES:
         name = family
     if name is None:
-        return sniff(raw) if family == "npm-script" else PROFILES["generic"]
+        return sniff(raw) if family in SNIFFED_FAMILIES else PROFILES["generic"]
     return PROFILES[name]
 
 
