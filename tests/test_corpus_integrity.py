@@ -11,6 +11,8 @@ import hashlib
 import importlib.util
 import json
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -160,3 +162,14 @@ def test_sizes_stay_small():
     fixture_bytes = sum(p.stat().st_size for p in FIXTURES.rglob("*")
                         if p.is_file() and not GENERATED_DIRS & set(p.relative_to(FIXTURES).parts))
     assert fixture_bytes < 2 * 1024 * 1024, fixture_bytes
+
+
+def test_no_stored_case_is_ignored_by_git():
+    """A case whose directory a .gitignore pattern matches (a case named `build`) is on this disk and
+    in no clone: the generator's case list and the corpus would disagree only on a fresh checkout."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    files = [str(p.relative_to(ROOT)) for p in CORPUS.rglob("*") if p.is_file()]
+    out = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(files),
+                         capture_output=True, text=True, check=False)
+    assert out.stdout.split() == [], out.stdout[:2000]
