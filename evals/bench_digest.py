@@ -168,10 +168,7 @@ def ours_recall(dg, truth, family):
             got += grammar.listed(t, lines)
     got += sum(1 for c in _units(truth) if c in text)
     if truth.get("locations_printed") is False:  # counts by code only (ruff --statistics)
-        want = {}
-        for d in truth["diagnostics"]:
-            want[d["code"]] = want.get(d["code"], 0) + 1
-        got += sum(n for code, n in want.items() if re.search(rf"\b{code} ×{n}\b|\b{n}\s+{code}\b", text))
+        got += len(truth["diagnostics"]) - sum(n for _code, n in grammar.codes_stated(truth["diagnostics"], text))
     else:
         found, codes = grammar.diagnostic_locations(text)
         for d in truth["diagnostics"]:
@@ -271,6 +268,10 @@ def corpus_table():
             f["rtk_cases"] += 1
             f["rtk_tokens"] += row["rtk_tokens"]
             f["ctx_tokens_rtk_cases"] += row["ctx_tokens"]
+            if row["rtk_recall_strict"] == 1.0:  # RTK named everything: a like-for-like token comparison
+                f["rtk_complete_cases"] = f.get("rtk_complete_cases", 0) + 1
+                f["rtk_tokens_complete"] = f.get("rtk_tokens_complete", 0) + row["rtk_tokens"]
+                f["ctx_tokens_rtk_complete"] = f.get("ctx_tokens_rtk_complete", 0) + row["ctx_tokens"]
             for key, name in (("rtk_recall_strict", "rtk_strict"), ("rtk_recall_lenient", "rtk_lenient")):
                 if row[key] is not None:
                     f[name].append(row[key])
@@ -285,7 +286,11 @@ def corpus_table():
                         # cases whose printed counts are all stated (and agree with the tool's report)
                         "counts_cases": len(f["counts_ok"]), "counts_ok_cases": sum(f["counts_ok"]),
                         # the same digests with parametrized cases one per line
-                        "ctx_tokens_ungrouped": f["ctx_tokens_ungrouped"]}
+                        "ctx_tokens_ungrouped": f["ctx_tokens_ungrouped"],
+                        # the cases where RTK's output names every failure and diagnostic
+                        "rtk_complete_cases": f.get("rtk_complete_cases", 0),
+                        "rtk_tokens_complete": f.get("rtk_tokens_complete", 0),
+                        "ctx_tokens_rtk_complete": f.get("ctx_tokens_rtk_complete", 0)}
     return cases, summary
 
 

@@ -257,7 +257,12 @@ def digest_rows():
             out.append(row(4, "delivered tokens, %s (raw %s%s)" % (
                 fam, f.get("raw_tokens"), ", %s of %s cases have RTK's output" % (f["rtk_cases"], f["cases"])
                 if partial else ""), f.get("ctx_tokens_on_rtk_cases"), "tokens", "RTK", f.get("rtk_tokens"),
-                "<= RTK", f["ctx_tokens_on_rtk_cases"] <= f["rtk_tokens"]))
+                "<= RTK", f["ctx_tokens_on_rtk_cases"] <= f["rtk_tokens"],
+                note="RTK's census %s%s" % (
+                    "—" if f.get("rtk_recall_strict") is None else "%d%%" % round(100 * f["rtk_recall_strict"]),
+                    "; on the %s case(s) where it names everything: RTK %s, ctx %s" % (
+                        f["rtk_complete_cases"], f["rtk_tokens_complete"], f["ctx_tokens_rtk_complete"])
+                    if f.get("rtk_complete_cases") else "")))
         else:  # RTK has no filter for this family: the digest against the raw output
             out.append(row(4, "delivered tokens, %s (RTK has no filter for it)" % fam, f.get("ctx_tokens"), "tokens",
                            "raw", f.get("raw_tokens"), "<= raw, <= 35% above 2,000", f.get("size_ok")))
@@ -289,18 +294,22 @@ def runner_table(doc):
              "RTK's tokens are summed over the cases RTK has an output for. Parameter groups: the same digests "
              "with every parametrized case on its own line, against the grouped form.", "",
              "| runner | cases | census | counts stated | tokens, ctx / raw | size | parameter groups save "
-             "| RTK tokens (ctx on the same cases) | RTK census | versions |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| RTK tokens (ctx on the same cases) | RTK census | where RTK's census is complete: RTK / ctx tokens "
+             "| versions |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for fam, f in sorted(fams.items()):
         counts = "%s/%s" % (f["counts_ok_cases"], f["counts_cases"]) if f.get("counts_cases") else "none printed"
         rtk = "%s (%s)" % (f["rtk_tokens"], f["ctx_tokens_on_rtk_cases"]) if f.get("rtk_cases") else "no filter"
         flat = f.get("ctx_tokens_ungrouped")
         saves = "%s tokens (%s → %s)" % (flat - f["ctx_tokens"], flat, f["ctx_tokens"]) \
             if flat and flat != f["ctx_tokens"] else "—"
-        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |" % (
+        complete = "%s / %s (%s of %s cases)" % (f["rtk_tokens_complete"], f["ctx_tokens_rtk_complete"],
+                                                f["rtk_complete_cases"], f["rtk_cases"]) \
+            if f.get("rtk_complete_cases") else ("no case" if f.get("rtk_cases") else "—")
+        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |" % (
             fam, f["cases"], pct(f.get("ctx_recall")), counts, f["ctx_tokens"], f["raw_tokens"],
             "ok" if f.get("size_ok") else "over", saves, rtk, pct(f.get("rtk_recall_strict")) if f.get("rtk_cases") else "—",
-            "; ".join(f.get("versions") or []).replace("|", "/")))
+            complete, "; ".join(f.get("versions") or []).replace("|", "/")))
     return lines
 
 

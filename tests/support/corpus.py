@@ -133,3 +133,25 @@ def diagnostic_listed(d, found):
         if rest == key or (d["code"] is None or (" " + d["code"] + " ") in " " + rest + " "):
             return True
     return False
+
+
+def codes_stated(diagnostics, text):
+    """For an output that prints codes and counts only (ruff --statistics, biome's summary): the
+    codes the digest does not state. A code is stated as `CODE ×n` or `n CODE`, or, for findings
+    the output lists by file without a count (biome's "files have parsing errors"), as the code on
+    a line that names each of their files."""
+    want, files = {}, {}
+    for d in diagnostics:
+        want[d["code"]] = want.get(d["code"], 0) + 1
+        files.setdefault(d["code"], set()).add(d["file"])
+    lines = text.split("\n")
+    missing = []
+    for code, n in want.items():
+        if re.search(rf"(?<![\w/]){re.escape(code)} ×{n}\b|\b{n}\s+{re.escape(code)}(?![\w/])", text):
+            continue
+        if any(re.search(rf"(?<![\w/]){re.escape(code)}(?![\w/])", s) and all(f and f in s for f in files[code])
+               for s in lines):
+            continue
+        missing.append((code, n))
+    return missing
+
