@@ -143,6 +143,7 @@ PY1, PY2, PY3 = "py_inflection", "py_toolz", "py_shapes"
 GO, RS, TS, C, EX = "go_textkit", "rs_roman", "ts_ledger", "c_csvstat", "ex_cart"
 NODE, RB, PHP, JAVA, PL, CM = "js_nodetest", "rb_cart", "php_cart", "java_cart", "pl_cart", "c_cart"
 WEB = "web_shop"
+GRADLE = "java_gradle"
 CMAKE_BUILD = "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build >/dev/null"
 JUNIT_JAR = "/usr/share/java/junit-platform-console-standalone.jar"  # Debian's junit5 package
 JAVAC = (f"mkdir -p classes && javac -encoding UTF-8 -d classes -cp {JUNIT_JAR} "
@@ -280,6 +281,15 @@ CASES: list[Case] = [
     Case("maven", "compile_error", JAVA, "mvn -B -f pom-broken.xml test",
          "a test source that does not compile: javac's errors, listed twice by Maven"),
     Case("maven", "one_class", JAVA, "mvn test -Dtest=CartTest", held_out=True),
+    # Gradle: Debian's gradle 4.4.1 with JUnit 4 from Debian's jars (evals/fixtures/java_gradle).
+    Case("gradle", "plain", GRADLE, "gradle test", "assertion, Parameterized rows, unicode, a NullPointerException, "
+         "a failing @BeforeClass"),
+    Case("gradle", "clean_check", GRADLE, "gradle clean check", "check runs test (gradle -q prints no test names: "
+         "not a case)"),
+    Case("gradle", "rich", GRADLE, "gradle test --console=rich", "forced rich console: colours and progress "
+         "lines into a pipe"),
+    Case("gradle", "compile_error", GRADLE, "gradle test -Pbroken", "a test source that does not compile"),
+    Case("gradle", "one_class", GRADLE, "gradle test --tests cart.DiscountTest", held_out=True),
     # Bundlers on one storefront (evals/fixtures/web_shop): an unresolved import, a syntax error, a
     # redeclared identifier, a duplicate object key (a warning where the tool has warnings), unicode.
     Case("esbuild", "plain", WEB, "npx esbuild src/main.js --bundle --outdir=dist",
@@ -475,7 +485,7 @@ CASES += [
 def reset_fixture(case: Case, env: dict[str, str]) -> None:
     """Clear every cache that changes what the next run prints (test order, "(cached)", compile lines)."""
     d = case.cwd
-    for sub in (".pytest_cache", ".mypy_cache", ".ruff_cache", "target", "_build", "build", "classes",
+    for sub in (".pytest_cache", ".mypy_cache", ".ruff_cache", "target", "_build", "build", "classes", ".gradle",
                 "node_modules/.vite", "node_modules/.cache", "coverage"):
         shutil.rmtree(d / sub, ignore_errors=True)
     for pycache in d.rglob("__pycache__"):
@@ -505,6 +515,8 @@ FAMILY_TOOL = {
     # The console launcher of JUnit 5.9 has no --version and its jar's manifest names none: the package's.
     "junit": ("java", "dpkg-query -W -f='junit5 ${Version} (Debian)\\n' junit5; java -version 2>&1 | head -1"),
     "minitest": ("ruby", "ruby -rminitest -e 'puts \"minitest \" + Minitest::VERSION'; ruby --version"),
+    "gradle": ("gradle", "gradle --version 2>/dev/null | grep '^Gradle'; java -version 2>&1 | head -1; "
+                         "dpkg-query -W -f='junit4 ${Version} (Debian)\\n' junit4"),
     "esbuild": ("esbuild", "echo esbuild $(npx --no-install esbuild --version)"),
     "webpack": ("webpack", "npx --no-install webpack --version | tr '\\n' ' '"),
     "vite": ("vite", "npx --no-install vite --version"),
@@ -580,6 +592,7 @@ def missing_tool(family: str, fixture: str, env: dict[str, str]) -> str | None:
         "minitest": ("ruby", "apt-get install ruby ruby-minitest rake"),
         "phpunit": ("phpunit", "apt-get install phpunit"),
         "junit": ("javac", "apt-get install default-jdk-headless junit5"),
+        "gradle": ("gradle", "apt-get install gradle junit4 default-jdk-headless"),
         "esbuild": ("node", "apt-get install nodejs npm"),
         "webpack": ("node", "apt-get install nodejs npm"),
         "vite": ("node", "apt-get install nodejs npm"),
@@ -1184,6 +1197,38 @@ def truth_maven(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
                              "a class-level failure; compile errors: javac's lines in that run"), cmd
 
 
+GRADLE_JAVAC = re.compile(r"^(?:[:\w]+)?(?P<file>/\S+\.java):(?P<line>\d+): (?P<sev>error|warning): (?P<msg>.*)$")
+
+
+def truth_gradle(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
+    """The same task and options, quiet, then Gradle's JUnit XML results (build/test-results/test).
+    A test source that does not compile leaves none: javac's own `file:line: error: message` lines of
+    that run. A failing @BeforeClass is the testcase `classMethod`, as Gradle prints and counts it."""
+    args = [a for a in case.command.split()[1:] if a not in ("-q", "--console=rich", "--console=plain")]
+    cmd = "gradle -q " + " ".join(args)
+    out, _, _ = sh(cmd, case.cwd, env)
+    t = empty_truth()
+    for line in out.decode("utf-8", "replace").splitlines():
+        m = GRADLE_JAVAC.match(line)
+        if m:
+            t["diagnostics"].append(diag(rel(m["file"], case.cwd), int(m["line"]), None, None, m["msg"],
+                                         m["sev"]))
+    for xml in sorted((case.cwd / "build" / "test-results" / "test").glob("TEST-*.xml")):
+        for _suites, tc in junit_cases(xml):
+            cls, name = tc.get("classname") or "", tc.get("name") or ""
+            # A failing @BeforeClass is the testcase `classMethod`, printed and counted by Gradle as
+            # one failed test (`cart.StoreTest > classMethod FAILED`): kept as Gradle reports it.
+            tid = f"{cls} > {name}"
+            if tc.find("failure") is not None or tc.find("error") is not None:
+                t["failed"].append(tid)
+            elif tc.find("skipped") is not None:
+                t["skipped_count"] += 1
+            else:
+                t["passed_count"] += 1
+    return finish_truth(t), ("Gradle's JUnit XML results (build/test-results/test); a failing @BeforeClass is the "
+                             "testcase classMethod; compile errors: javac's lines in that run"), cmd
+
+
 def _node_json(cmd: str, case: Case, env: dict[str, str]) -> dict:
     out, err, rc = sh(cmd, case.cwd, env, merge=False)
     try:
@@ -1435,7 +1480,7 @@ TRUTH: dict[str, Callable[[Case, dict, Path], tuple[dict, str, str]]] = {
     "nodetest": truth_nodetest, "exunit": truth_mix, "rspec": truth_rspec, "minitest": truth_minitest,
     "phpunit": truth_phpunit, "junit": truth_junit,
     "gotestsum": truth_gotestsum, "prove": truth_prove, "ctest": truth_ctest, "maven": truth_maven,
-    "esbuild": truth_esbuild, "webpack": truth_webpack, "vite": truth_vite,
+    "esbuild": truth_esbuild, "webpack": truth_webpack, "vite": truth_vite, "gradle": truth_gradle,
     "flake8": truth_flake8, "pylint": truth_pylint, "shellcheck": truth_shellcheck,
     "pyright": truth_pyright, "biome": truth_biome,
 }

@@ -29,7 +29,8 @@ REQUIRED_TRUTH = ("failed", "failed_count", "passed_count", "error_count", "skip
 DIAG_KEYS = {"file", "line", "col", "code", "message", "severity"}
 SEVERITIES = {"error", "warning", "note"}
 TEST_FAMILIES = {"pytest", "go", "cargo", "vitest", "jest", "generic", "nodetest", "exunit", "rspec", "minitest",
-                 "phpunit", "junit", "gotestsum", "prove", "ctest", "maven", "buntest", "denotest", "playwright"}
+                 "phpunit", "junit", "gotestsum", "prove", "ctest", "maven", "buntest", "denotest", "playwright",
+                 "gradle"}
 # generic/make and make_k are cc/make and cc/make_k now: no generic case is left.
 FAMILIES = (TEST_FAMILIES - {"generic"}) | {"tsc", "eslint", "ruff", "mypy", "esbuild", "webpack", "vite", "flake8",
                                             "pylint", "shellcheck", "pyright", "biome",
@@ -52,7 +53,7 @@ def leaf_name(family: str, test_id: str) -> str:
         return test_id.split("::")[-1]
     if family in ("go", "gotestsum"):
         return test_id.split(" ", 1)[1]
-    if family in ("vitest", "jest", "nodetest", "buntest", "denotest"):
+    if family in ("vitest", "jest", "nodetest", "buntest", "denotest", "gradle"):
         return test_id.split(" > ")[-1]
     if family in ("generic", "exunit"):  # ExUnit: "Module test name"
         return test_id.split(" ", 1)[1]

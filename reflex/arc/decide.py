@@ -19,7 +19,7 @@ REWRITE_FAMILIES = frozenset({"pytest", "go-test", "cargo-test", "jest", "vitest
                               "prove", "ctest", "maven", "esbuild", "webpack", "vite",
                               "flake8", "pylint", "shellcheck", "pyright", "biome",
                               "bun-test", "deno", "playwright",
-                              "make", "cmake-build", "ninja", "cargo-build", "go-build", "go-vet"})
+                              "make", "cmake-build", "ninja", "cargo-build", "go-build", "go-vet", "gradle"})
 # Families whose tool also runs servers, generators and formatters: only these subcommands are
 # test or check runs whose output has a profile (`mix phx.server` must not be wrapped).
 REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
@@ -33,7 +33,11 @@ REWRITE_SUBCOMMANDS = {"mix": frozenset({"test"}),
                        "pylint": frozenset({"check"}), "pyright": frozenset({"check"}),
                        "biome": frozenset({"lint", "check", "ci", "format"}),  # not format --write
                        "deno": frozenset({"test"}),  # not `deno run`, `deno task`, `deno serve`
-                       "playwright": frozenset({"test"})}  # not `show-report`, `codegen`, `install`
+                       "playwright": frozenset({"test"}),  # not `show-report`, `codegen`, `install`
+                       # tasks that compile, test or check (a command's last one: see signature.runners.gradle)
+                       "gradle": frozenset({"compileJava", "compileTestJava", "compileKotlin", "compileTestKotlin",
+                                            "classes", "testClasses", "test", "integrationTest", "check",
+                                            "assemble", "build"})}  # not bootRun, run, dependencies
 # Build tools whose targets can also run a server, a watcher or a shell: these targets pass untouched
 # (every other target, the default one included, is a build or a check whose output is sniffed).
 PASS_SUBCOMMANDS = {"make": frozenset({"run", "serve", "server", "dev", "watch", "start", "shell", "repl", "console",

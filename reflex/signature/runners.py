@@ -599,11 +599,19 @@ MAVEN = Spec(
 )
 
 
+# Tasks that compile, test or check; `:app:test` is the `test` task of the app project.
+GRADLE_BUILD_TASKS = ("clean", "compileJava", "compileTestJava", "compileKotlin", "compileTestKotlin", "classes",
+                      "testClasses", "test", "integrationTest", "check", "assemble", "build")
+
+
 def gradle(v: View, name: str, args: list[Word]) -> None:
     v.family = "gradle"
     p = walk(args, GRADLE)
     _apply(v, [name], p)
-    v.subcommand = next((a.value for a in p.positionals), "")
+    tasks = [a.value.rsplit(":", 1)[-1] for a in p.positionals]
+    other = [t for t in tasks if t not in GRADLE_BUILD_TASKS]
+    # `gradle clean test` reports on test; `gradle bootRun` (or any task it does not know) is named as is.
+    v.subcommand = other[0] if other else max(tasks, key=GRADLE_BUILD_TASKS.index, default="")
 
 
 # Maven's build lifecycle, in order: a command that runs only phases (and Surefire's own goal) ends

@@ -71,13 +71,17 @@ RUNNERS = {
     "deno test -A --fail-fast --reporter=dot test/ledger_test.ts": ("deno", "denotest"),
     "npx playwright test": ("playwright", "playwright"),
     "npx playwright test tests/shop.spec.ts:20 -x --reporter=line": ("playwright", "playwright"),
+    "gradle test": ("gradle", "gradle"),
+    "./gradlew clean :app:test --tests 'cart.DiscountTest'": ("gradle", "gradle"),
+    "gradle build -x javadoc": ("gradle", "gradle"),
 }
 # A corpus case per profile: `ctx digest --command` must choose that profile for it.
 CORPUS_CASES = ["flake8/show_source", "pylint/default", "shellcheck/tty", "pyright/default", "biome/check",
                 "nodetest/tap", "exunit/plain", "rspec/progress", "minitest/verbose", "phpunit/plain", "junit/tree",
                 "gotestsum/testname", "prove/plain", "ctest/plain", "maven/plain", "maven/compile_error",
                 "esbuild/color", "webpack/errors_only", "vite/plain", "buntest/plain", "denotest/plain",
-                "denotest/tap", "playwright/list", "playwright/load_error"]
+                "denotest/tap", "playwright/list", "playwright/load_error",
+                "gradle/plain", "gradle/compile_error"]
 # Build tools: their output is sniffed (make runs anything); compiler output gets the cc profile.
 RUNNERS.update({
     "make": ("make", "cc"),
@@ -130,7 +134,8 @@ def test_node_without_test_is_not_a_runner():
                                      "pylint --generate-rcfile", "pyright --watch",
                                      "biome format --write .", "npx biome migrate",
                                      "deno run -A main.ts", "deno task dev", "npx playwright show-report",
-                                     "npx playwright codegen", "npx playwright install chromium"])
+                                     "npx playwright codegen", "npx playwright install chromium", "gradle bootRun", "./gradlew run",
+                                     "gradle dependencies"])
 def test_other_mix_tasks_are_not_rewritten(paths, running_daemon, user_allows_bash, command):
     rc, out, _err, _ = run_hook(pre_bash(command, cwd=str(paths.home)), env=patient(), timeout=30)
     assert rc == 0

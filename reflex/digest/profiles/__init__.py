@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reflex.digest.facts import Facts
 from reflex.digest.profiles import (biome, buntest, cargobuild, cargotest, cc, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
-                                    gobuild, gotest, gotestsum, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
+                                    gobuild, gotest, gotestsum, gradle, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
                                     pylint, pyright, pytest, rspec, ruff, shellcheck, surefire, tsc, vite, vitest,
                                     webpack)
 from reflex.digest.profiles.base import Profile
@@ -36,6 +36,7 @@ PROFILES: dict[str, Profile] = {
     "prove": prove.PROFILE,
     "ctest": ctest.PROFILE,
     "surefire": surefire.PROFILE,
+    "gradle": gradle.PROFILE,
     "esbuild": esbuild.PROFILE,
     "webpack": webpack.PROFILE,
     "vite": vite.PROFILE,
