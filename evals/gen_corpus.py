@@ -1000,6 +1000,23 @@ def junit_cases(path: Path) -> list[tuple[list[str], ET.Element]]:
     return found
 
 
+def count_testcase(t: dict, tid: str, tc: ET.Element) -> str:
+    """One JUnit XML testcase into the truth by its outcome: failed, error (a test that raised, also
+    listed in errored_tests), skipped or passed. Returns the outcome."""
+    if tc.find("failure") is not None:
+        t["failed"].append(tid)
+        return "failed"
+    if tc.find("error") is not None:
+        t["errors"].append(tid)
+        t.setdefault("errored_tests", []).append(tid)
+        return "error"
+    if tc.find("skipped") is not None:
+        t["skipped_count"] += 1
+        return "skipped"
+    t["passed_count"] += 1
+    return "passed"
+
+
 def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
     xml = tmp / "node-junit.xml"
     args = case.command.split()[2:] if case.command.startswith("node --test") else []
@@ -1098,15 +1115,7 @@ def truth_phpunit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str
     display = []
     for _suites, tc in junit_cases(xml):
         tid = f"{tc.get('class') or tc.get('classname')}::{tc.get('name')}"
-        if tc.find("failure") is not None:
-            t["failed"].append(tid)
-        elif tc.find("error") is not None:
-            t["errors"].append(tid)
-            t.setdefault("errored_tests", []).append(tid)
-        elif tc.find("skipped") is not None:
-            t["skipped_count"] += 1
-        else:
-            t["passed_count"] += 1
+        if count_testcase(t, tid, tc) == "passed":
             continue
         if "--testdox" in case.command and tc.find("skipped") is None:
             display.append(testdox_name(tc.get("class") or "", tc.get("name") or ""))
@@ -1143,15 +1152,7 @@ def truth_junit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
             t["errors"] += [tid for tid, _tc in cases]
             continue
         for tid, tc in cases:
-            if tc.find("failure") is not None:
-                t["failed"].append(tid)
-            elif tc.find("error") is not None:
-                t["errors"].append(tid)
-                t.setdefault("errored_tests", []).append(tid)
-            elif tc.find("skipped") is not None:
-                t["skipped_count"] += 1
-            else:
-                t["passed_count"] += 1
+            count_testcase(t, tid, tc)
     t["errored_tests"] = sorted(t.get("errored_tests", []))
     return finish_truth(t), ("JUnit Platform legacy XML reports (--reports-dir); a class whose every test "
                              "carries one identical <error> is a class-level failure"), cmd
@@ -1183,15 +1184,7 @@ def truth_maven(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
                 t["errors"].append(cls)
                 continue
             tid = f"{cls}#{name}"
-            if tc.find("failure") is not None:
-                t["failed"].append(tid)
-            elif tc.find("error") is not None:
-                t["errors"].append(tid)
-                t.setdefault("errored_tests", []).append(tid)
-            elif tc.find("skipped") is not None:
-                t["skipped_count"] += 1
-            else:
-                t["passed_count"] += 1
+            count_testcase(t, tid, tc)
     t["errored_tests"] = sorted(t.get("errored_tests", []))
     return finish_truth(t), ("Surefire XML reports (target/surefire-reports); a testcase named after its class is "
                              "a class-level failure; compile errors: javac's lines in that run"), cmd
