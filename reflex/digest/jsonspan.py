@@ -82,3 +82,20 @@ def load_document(raw: bytes, prefixes: tuple[bytes, ...]) -> tuple[tuple[int, i
         return where, json.loads(raw[where[0] : where[1]].decode("utf-8", errors="replace"))
     except ValueError:
         return None
+
+
+def report_items(raw: bytes, prefixes: tuple[bytes, ...], key: str,
+                 depth: int = 3) -> tuple[dict, list[dict], list[tuple[int, int]]] | None:
+    """A reporter's JSON document that holds its findings as a list of objects under `key`
+    (`{"diagnostics": [...]}`): (the document, those objects, a byte span for each).  Each object
+    gets its own span when the objects at `depth` pair with them one for one, else the document's
+    span.  None when there is no such document."""
+    found = load_document(raw, prefixes)
+    if found is None:
+        return None
+    where, doc = found
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        return None
+    items = [d for d in doc[key] if isinstance(d, dict)]
+    spans = object_spans(raw, where[0], where[1], depth)
+    return doc, items, spans if len(spans) == len(items) else [where] * len(items)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from reflex.digest.facts import Counts, Diagnostic
-from reflex.digest.jsonspan import load_document, object_spans
+from reflex.digest.jsonspan import report_items
 from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -117,15 +117,10 @@ def parse(out: Output) -> runner.Parsed | None:
 
 
 def _json(out: Output) -> runner.Parsed | None:
-    found = load_document(out.raw, _JSON_PREFIXES)
+    found = report_items(out.raw, _JSON_PREFIXES, "diagnostics")
     if found is None:
         return None
-    where, doc = found
-    if not isinstance(doc, dict) or "diagnostics" not in doc:
-        return None
-    items = [d for d in doc["diagnostics"] if isinstance(d, dict)]
-    spans = object_spans(out.raw, where[0], where[1], 3)
-    exact = len(spans) == len(items)
+    doc, items, spans = found
     diags = []
     notes = []
     for k, d in enumerate(items):
@@ -137,7 +132,7 @@ def _json(out: Output) -> runner.Parsed | None:
             continue
         diags.append(Diagnostic(file=loc.get("path"), line=start.get("line"), col=start.get("column"),
                                 code=d.get("category"), severity=sev, message=one_line(str(d.get("message", ""))),
-                                span=spans[k] if exact else where))
+                                span=spans[k]))
     summary = doc.get("summary") or {}
     other = {k: v for k, v in (("infos", summary.get("infos")), ("files unchanged", summary.get("unchanged")),
                                ("files changed", summary.get("changed"))) if isinstance(v, int)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from reflex.digest.facts import Counts, Diagnostic
-from reflex.digest.jsonspan import load_document, object_spans
+from reflex.digest.jsonspan import report_items
 from reflex.digest.profiles import runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
@@ -63,15 +63,10 @@ def parse(out: Output) -> runner.Parsed | None:
 
 
 def _json(out: Output) -> runner.Parsed | None:
-    found = load_document(out.raw, _JSON_PREFIXES)
+    found = report_items(out.raw, _JSON_PREFIXES, "generalDiagnostics")
     if found is None:
         return None
-    where, doc = found
-    if not isinstance(doc, dict) or "generalDiagnostics" not in doc:
-        return None
-    items = [d for d in doc["generalDiagnostics"] if isinstance(d, dict)]
-    spans = object_spans(out.raw, where[0], where[1], 3)
-    exact = len(spans) == len(items)
+    doc, items, spans = found
     diags = []
     for k, d in enumerate(items):
         start = (d.get("range") or {}).get("start") or {}
@@ -80,7 +75,7 @@ def _json(out: Output) -> runner.Parsed | None:
                                 col=col + 1 if isinstance(col, int) else None, code=d.get("rule"),
                                 severity=_SEVERITY.get(str(d.get("severity")), "error"),
                                 message=one_line(str(d.get("message", "")).split("\n")[0]),
-                                span=spans[k] if exact else where))
+                                span=spans[k]))
     summary = doc.get("summary") or {}
     counts = Counts()
     if summary:
