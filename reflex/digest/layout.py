@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from reflex import tokens
-from reflex.digest.facts import Facts, Span
+from reflex.digest.facts import Counts, Facts, Span
 
 from reflex.digest.source import HintRef, Kept, Source
 
@@ -83,11 +83,18 @@ _COUNT_WORDS = (
 _FIXED = frozenset(k for k, _, _ in _COUNT_WORDS) | {"files"}
 
 
+def total_is_implied(counts: Counts) -> bool:
+    """Whether the runner's total is the sum of the outcomes it printed (warnings aside): it then
+    says nothing the other counts do not, and the header leaves it out."""
+    reported = counts.reported()
+    rest = [v for k, v in reported.items() if k not in ("total", "deselected", "files") and k not in counts.other]
+    return "total" in reported and bool(rest) and reported["total"] in (sum(rest), sum(rest) - reported.get("warnings", 0))
+
+
 def counts_text(facts: Facts) -> str:
     reported = facts.counts.reported()
-    rest = [v for k, v in reported.items() if k not in ("total", "deselected", "files") and k not in facts.counts.other]
-    if "total" in reported and rest and reported["total"] in (sum(rest), sum(rest) - reported.get("warnings", 0)):
-        del reported["total"]  # says nothing the other counts do not
+    if total_is_implied(facts.counts):
+        del reported["total"]
     parts = []
     for key, one, many in _COUNT_WORDS:
         if key in reported:

@@ -604,14 +604,19 @@ GRADLE_BUILD_TASKS = ("clean", "compileJava", "compileTestJava", "compileKotlin"
                       "testClasses", "test", "integrationTest", "check", "assemble", "build")
 
 
+def _reported_step(steps: list[str], order: tuple[str, ...]) -> str:
+    """The step a build tool's output reports on: of known steps (in `order`) the last one run
+    (`gradle clean test`, `mvn clean install`); a step it does not know (`bootRun`,
+    `spring-boot:run`) names the command as it is."""
+    other = [s for s in steps if s not in order]
+    return other[0] if other else max(steps, key=order.index, default="")
+
+
 def gradle(v: View, name: str, args: list[Word]) -> None:
     v.family = "gradle"
     p = walk(args, GRADLE)
     _apply(v, [name], p)
-    tasks = [a.value.rsplit(":", 1)[-1] for a in p.positionals]
-    other = [t for t in tasks if t not in GRADLE_BUILD_TASKS]
-    # `gradle clean test` reports on test; `gradle bootRun` (or any task it does not know) is named as is.
-    v.subcommand = other[0] if other else max(tasks, key=GRADLE_BUILD_TASKS.index, default="")
+    v.subcommand = _reported_step([a.value.rsplit(":", 1)[-1] for a in p.positionals], GRADLE_BUILD_TASKS)
 
 
 # Maven's build lifecycle, in order: a command that runs only phases (and Surefire's own goal) ends
@@ -628,9 +633,7 @@ def maven(v: View, name: str, args: list[Word]) -> None:
     v.family = "maven"
     p = walk(args, MAVEN)
     _apply(v, [name], p)
-    goals = [a.value for a in p.positionals]
-    other = [g for g in goals if g not in MAVEN_PHASES]
-    v.subcommand = other[0] if other else max(goals, key=MAVEN_PHASES.index, default="")
+    v.subcommand = _reported_step([a.value for a in p.positionals], MAVEN_PHASES)
 
 
 # ---------------------------------------------------------------- runtimes' own test runners
@@ -851,8 +854,8 @@ def esbuild(v: View, args: list[Word]) -> None:
     v.family = "esbuild"
     p = walk(args, ESBUILD)
     _apply(v, ["esbuild"], p)
-    long_running = [a.value.partition("=")[0] for a in args if a.value.partition("=")[0] in ("--watch", "--serve")]
-    v.subcommand = long_running[0].lstrip("-") if long_running else "build"
+    flags = [a.value.partition("=")[0] for a in args]
+    v.subcommand = next((f[2:] for f in flags if f in ("--watch", "--serve")), "build")
 
 
 WEBPACK = Spec(

@@ -17,11 +17,11 @@ import json
 import re
 
 from reflex.digest.facts import BuildError, Diagnostic
-from reflex.digest.profiles import runner
+from reflex.digest.profiles import gotest, runner
 from reflex.digest.profiles.base import one_line
 from reflex.digest.text import Output
 
-_PKG = re.compile(r"^# (?P<pkg>\S+)")
+_PKG = gotest._BUILD_HEADER  # `# example.com/textkit/stats`: go test prints the same header
 _DIAG = re.compile(r"^(?P<vet>vet: )?(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+)$")
 _NOTE = re.compile(r"^(?:too many errors|note: .+)$")
 _POSN = re.compile(r"^(?P<file>.+\.go):(?P<line>\d+):(?P<col>\d+)$")

@@ -27,8 +27,6 @@ _JAVAC = re.compile(r"^(?:[:\w]+)?(?P<file>/\S+\.(?:java|kt)):(?P<line>\d+): (?P
 _JAVAC_COUNT = re.compile(r"^(?P<n>\d+) (?P<what>errors?|warnings?)$")
 _WRONG = re.compile(r"^\* What went wrong:$")
 _BUILD = re.compile(r"^BUILD (?P<result>SUCCESSFUL|FAILED) in ")
-# `java.lang.NullPointerException` -> `NullPointerException` (the package says nothing new).
-_PACKAGE = re.compile(r"^(?:[a-z_]\w*\.)+")
 
 
 def _what_went_wrong(lines: list[str], i: int) -> str:
@@ -53,7 +51,7 @@ def parse(out: Output) -> runner.Parsed | None:
             thrown = _THROWN.match(lines[i + 1]) if i + 1 < end else None
             message, file, line = "", None, None
             if thrown:
-                message = _PACKAGE.sub("", thrown["exc"]) + (f": {thrown['msg']}" if thrown["msg"] else "")
+                message = runner.unqualified(thrown["exc"]) + (f": {thrown['msg']}" if thrown["msg"] else "")
                 file, line = thrown["file"], int(thrown["line"]) if thrown["line"] else None
             if mt["name"] == "classMethod":
                 message = (message + ": " if message else "") + "the class's setup failed: its tests did not run"

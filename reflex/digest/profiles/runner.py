@@ -159,3 +159,13 @@ def relative(path: str, markers: tuple[str, ...] = ("file://",)) -> str:
         if path.startswith(m):
             path = path[len(m):]
     return path
+
+
+# `java.lang.NullPointerException: …` -> `NullPointerException: …`: a JVM exception's package says
+# nothing its simple name does not (Surefire, Gradle).
+_JAVA_PACKAGE = re.compile(r"^(?:[a-z_]\w*\.)+(?=[A-Z])")
+
+
+def unqualified(thrown: str) -> str:
+    """A JVM exception line (or class name) without the package of the exception's class."""
+    return _JAVA_PACKAGE.sub("", thrown)

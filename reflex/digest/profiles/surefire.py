@@ -35,8 +35,6 @@ _GOAL = re.compile(r"^\[ERROR\] Failed to execute goal (?:(?P<goal>\S+) \((?P<ex
                    r"(?P<project>[^:]+): (?P<why>.*)$")
 _BUILD = re.compile(r"^\[INFO\] BUILD (?P<result>SUCCESS|FAILURE)$")
 _FRAME = re.compile(r"^\s*at (?P<where>[\w.$]+)\((?P<file>\w+\.java):(?P<line>\d+)\)$")
-# `java.lang.NullPointerException: …` -> `NullPointerException: …` (the package says nothing new).
-_QUALIFIED = re.compile(r"^(?:[a-z_][\w]*\.)+(?=[A-Z]\w*(?:Error|Exception|Failure|Throwable)?\b)")
 
 
 def _block_end(s: str) -> bool:
@@ -75,7 +73,7 @@ def parse(out: Output) -> runner.Parsed | None:
         if ms:
             end = runner.block_end(lines, i, _block_end)
             thrown = next((x.strip() for x in lines[i + 1:end] if x.strip() and not _FRAME.match(x)), "")
-            message = one_line(_QUALIFIED.sub("", thrown))
+            message = one_line(runner.unqualified(thrown))
             name = ms["name"]
             if name == cls or (cls == "" and "." in name and " " not in name):
                 parsed.build_errors.append(BuildError(where=name, label="CLASS FAIL", message=message,
