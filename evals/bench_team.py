@@ -346,16 +346,24 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
         w1, rc1, _o, e1, mb1 = timed(["ledger", "export", "--ledger", led, "--format", "parquet", "--dataset", eds], env)
         w2, rc2, _o, e2, _mb = timed(["ledger", "export", "--ledger", led, "--format", "parquet", "--dataset", eds],
                                      env)
-        if rc1 or rc2:
-            raise SystemExit("export failed: %s %s" % (e1.decode()[-1500:], e2.decode()[-1500:]))
+        # same-run baseline: the same export in one process (--workers 1)
+        w0, rc0, _o, e0, mb0 = timed(["ledger", "export", "--ledger", led, "--format", "parquet", "--dataset",
+                                      eds + "-one", "--workers", "1"], env)
+        shutil.rmtree(eds + "-one", ignore_errors=True)
+        if rc1 or rc2 or rc0:
+            raise SystemExit("export failed: %s %s %s" % (e1.decode()[-1500:], e2.decode()[-1500:], e0.decode()[-1500:]))
         import duckdb
         con = duckdb.connect()
         rows = con.execute("SELECT count(*) FROM read_parquet('%s/events/*/*/*/*.parquet')" % eds).fetchone()[0]
         con.close()
+        from reflex.analysis.dataset import _workers
         res["export"] = {"events": ne, "wall_s": round(w1, 2), "peak_rss_mb": round(mb1, 1), "rows_in_dataset": rows,
+                         "workers": _workers(), "one_process_wall_s": round(w0, 2),
+                         "one_process_peak_rss_mb": round(mb0, 1), "speedup_vs_one_process": round(w0 / w1, 2),
                          "second_wall_s": round(w2, 2), "second_added_rows": 0 if "0 rows added" in e2.decode() else None,
                          "first_message": e1.decode().strip()[-300:], "second_message": e2.decode().strip()[-300:]}
-        log("export of %d events: %.1f s (%.0f MB); again: %.1f s, %s" % (ne, w1, mb1, w2, e2.decode().strip()))
+        log("export of %d events: %.1f s (%.0f MB, %d workers; one process: %.1f s, %.0f MB); again: %.1f s, %s"
+            % (ne, w1, mb1, _workers(), w0, mb0, w2, e2.decode().strip()))
         if export_n == base:
             ds_toml = os.path.join(root, "epoch-export-ds.toml")
             wall, rc, _o, err, mb = timed(["policy", "compile", "--dataset", eds, "--out", ds_toml], env)

@@ -500,9 +500,11 @@ def team_rows():
     ex = d.get("export") or {}
     full = (ex.get("events") or 0) >= 1_000_000
     out.append(row(15, "ledger export --dataset, %s events" % ex.get("events"), ex.get("wall_s"), "s",
+                   "the same export in one process (--workers 1)", ex.get("one_process_wall_s"),
                    target="<= 10 s for 1M" if full else None,
                    ok=((ex.get("wall_s") or 1e9) <= 10) if full else None,
-                   note="peak RSS %s MB" % ex.get("peak_rss_mb")))
+                   note="peak RSS %s MB with %s workers (one process: %s MB)"
+                   % (ex.get("peak_rss_mb"), ex.get("workers"), ex.get("one_process_peak_rss_mb"))))
     out.append(row(15, "ledger export --dataset again: rows added", ex.get("second_added_rows"), "rows", target="0",
                    ok=ex.get("second_added_rows") == 0))
     return out

@@ -38,20 +38,23 @@ JOIN (SELECT ledger, max(through_id) AS t FROM inputs GROUP BY ledger) m
 
 # Each session's latest facts snapshot within its ledger's committed range (`li`), one row per
 # ledger and session, decided on the session rows alone (a few percent of the facts), and kept
-# narrow (no digest, no path): at 100M events it holds millions of rows.  `owned`
-# marks the snapshot the compile reads: a session found in two ledgers is read from the ledger
-# whose digest sorts first, as the SQLite compile does.  Materialized once (Engine.materialize):
-# the run rows then go through a single join with it.
+# narrow (no digest, no path): at 100M events it holds millions of rows.  `owned` marks the
+# snapshot the compile reads: a session found in two ledgers is read from the ledger whose digest
+# sorts first, as the SQLite compile does.  Hash aggregates and joins only (no window over the
+# millions of rows: a sort).  Materialized once (Engine.materialize): the run rows then go
+# through a single join with it.
 SQL_CURRENT_SESSIONS = """
-SELECT ledger, session_id, through_id,
-       CASE WHEN digest = min(digest) OVER (PARTITION BY session_id) THEN 1 ELSE 0 END AS owned
-FROM (
-  SELECT f.ledger, f.session_id, f.through_id, li.digest,
-         row_number() OVER (PARTITION BY f.ledger, f.session_id ORDER BY f.through_id DESC) AS newest
+WITH s AS (
+  SELECT f.ledger, f.session_id, max(f.through_id) AS through_id
   FROM facts f JOIN li ON f.ledger = li.ledger AND f.through_id <= li.through_id
   WHERE f.row_kind = 'session'
-) s
-WHERE newest = 1"""
+  GROUP BY f.ledger, f.session_id
+), d AS (
+  SELECT s.ledger, s.session_id, s.through_id, l.digest
+  FROM s JOIN (SELECT ledger, min(digest) AS digest FROM li GROUP BY ledger) l ON s.ledger = l.ledger
+)
+SELECT d.ledger, d.session_id, d.through_id, CASE WHEN d.digest = m.digest THEN 1 ELSE 0 END AS owned
+FROM d JOIN (SELECT session_id, min(digest) AS digest FROM d GROUP BY session_id) m ON d.session_id = m.session_id"""
 
 # The run rows of the snapshots read (`cur` with owned = 1).
 MINE_RUNS = """facts f JOIN cur c

@@ -142,8 +142,13 @@ def _red(text: str) -> str:
     return text
 
 
-# A data text without any of these needs no parsing: nothing in it is dropped.
-_SCRUB_KEYS = re.compile(r'"(?:%s|tool_input)"' % "|".join(sorted(_OUTPUT_KEYS)))
+# A JSON escape that could spell an output key or a secret shape without showing it in the raw
+# text (`\u0065rror`, `https:\/\/`): such a text is always decoded.
+_ESCAPES = re.compile(r"\\[u/]")
+_OUT_KEY = re.compile(r'"(?:%s)"' % "|".join(sorted(_OUTPUT_KEYS)))
+# A tool_input that is a flat object of kept keys with plain values: nothing in it is dropped.
+_KEPT_TOOL_INPUT = re.compile(r'"tool_input":\{(?:"(?:%s)":(?:"(?:[^"\\]|\\.)*"|true|false|null|-?[0-9][0-9.eE+-]*),?)*\}'
+                              % "|".join(sorted(_TOOL_INPUT_KEEP)))
 
 
 def _drop_outputs(value):
@@ -176,12 +181,22 @@ def _dumps(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _nothing_to_drop(text) -> bool:
+    """No output key, and every tool_input a flat object of kept keys (read on the raw text, which
+    holds no escape that could spell a key)."""
+    if _OUT_KEY.search(text):
+        return False
+    n = text.count('"tool_input"')
+    return n == 0 or n == len(_KEPT_TOOL_INPUT.findall(text))
+
+
 def scrub_data(text):
     """An event's `data` JSON as it may leave the machine (see the module docstring)."""
     if not text:
         return text
-    if not _SCRUB_KEYS.search(text):
-        from reflex.digest import redact as r
+    from reflex.digest import redact as r
+    escaped = _ESCAPES.search(text) is not None
+    if not escaped and _nothing_to_drop(text):
         # Nothing to drop; a secret shape anywhere sends it through the full path (a PEM block's
         # lines are only found once the JSON string is decoded).
         if "PRIVATE KEY" not in text and not r._PREFILTER.search(text):
@@ -189,13 +204,11 @@ def scrub_data(text):
     try:
         d = json.loads(text)
     except (TypeError, ValueError):
-        from reflex.digest.redact import redact
-        return redact(text)
+        return r.redact(text)
     kept = _dumps(_drop_outputs(d))
     # Redaction changes a string only when it holds "PRIVATE KEY" or a _PREFILTER literal; those
     # are made of characters json.dumps(ensure_ascii=False) writes as themselves, so when the
     # kept text holds neither, no string in it can change and the per-string pass is skipped.
-    from reflex.digest import redact as r
     if "PRIVATE KEY" not in kept and not r._PREFILTER.search(kept):
         return kept
     return _dumps(_redact_strings(_drop_outputs(d)))
@@ -249,7 +262,7 @@ class _Writers:
     def __init__(self):
         self.open: dict = {}     # final path -> (tmp path, writer)
 
-    def write(self, final, sch, columns):
+    def write(self, final, sch, columns, row_group_size=None):
         import pyarrow as pa
         import pyarrow.parquet as pq
         if final not in self.open:
@@ -258,10 +271,10 @@ class _Writers:
             self.open[final] = (tmp, pq.ParquetWriter(tmp, sch, compression="zstd"))
         arrays = [c if isinstance(c, (pa.Array, pa.ChunkedArray)) else pa.array(c, type=sch.field(i).type)
                   for i, c in enumerate(columns)]
-        self.open[final][1].write_table(pa.Table.from_arrays(arrays, schema=sch))
+        self.open[final][1].write_table(pa.Table.from_arrays(arrays, schema=sch), row_group_size=row_group_size)
 
-    def write_table(self, final, table):
-        self.write(final, table.schema, table.columns)
+    def write_table(self, final, table, row_group_size=None):
+        self.write(final, table.schema, table.columns, row_group_size)
 
     def close(self):
         for tmp, w in self.open.values():
@@ -333,8 +346,12 @@ def _negative():
 
 
 def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user: bool = False,
-                   now: float | None = None) -> ExportResult:
-    """Append the ledger's events not yet in dataset_dir; -> what was appended (rows=0: nothing new)."""
+                   now: float | None = None, workers: int | None = None) -> ExportResult:
+    """Append the ledger's events not yet in dataset_dir; -> what was appended (rows=0: nothing new).
+
+    workers: processes for the chunks of a large export (default: the CPUs this process may use).
+    They are fresh interpreters (multiprocessing's spawn), so a script calling this must guard its
+    top level with `if __name__ == "__main__":`."""
     import time
     from reflex.analysis.compile import _digest
     from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
@@ -357,43 +374,58 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             if last_id <= hwm:
                 return ExportResult(0, 0, [], ledger, None, None)
             _remove_leftovers(dataset_dir, ledger, hwm)
-            # The provenance the SQLite compile prints for this file: its digest and event count.
-            digest = _digest(ledger_path)
+            # The provenance the SQLite compile prints for this file: its digest (read while the
+            # chunks are worked on; blake3 and file reads let other threads run) and event count.
+            from concurrent.futures import ThreadPoolExecutor
+            hashing = ThreadPoolExecutor(1)
+            digest_of = hashing.submit(_digest, ledger_path)
+            hashing.shutdown(wait=False)
             total = reader.query("SELECT count(*) FROM events WHERE id <= ?", (last_id,))[0][0]
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
             name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)
-            out = _Export(dataset_dir, name, host_v, user_v, ledger, writers)
-            out.projects = _projects(reader, hwm, last_id)
-            facts = {c: [] for c, _k in FACT_COLUMNS}
-            # One pass over the sessions with new events, in (session, seq) order, earlier events
-            # included: the new events are exported, and each session's facts computed from its
-            # whole history.  Events outside any session ("-") are only exported.
-            read_cols = [out.cols.index(c) for c in EVENT_READ_COLUMNS]
-            i_id = out.cols.index("id")
-            sessions = 0
-            for sid, rows in _sessions_with_new_events(reader, out.cols, hwm, last_id):
-                out.add([r for r in rows if r[i_id] > hwm])
-                _facts_rows(facts, sid, [dict(zip(EVENT_READ_COLUMNS, [r[i] for i in read_cols])) for r in rows],
-                            ledger, last_id)
-                sessions += 1
+            events_dir = lambda date: os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v,  # noqa: E731
+                                                   "user=" + user_v, name)
+            # The sessions with new events, in chunks of about CHUNK_EVENTS events, exported in
+            # session order (by a pool of worker processes when there is more than one chunk):
+            # each chunk's new events redacted into Arrow tables per date and each of its
+            # sessions' facts computed from its whole history.  The chunks come back in order, so
+            # the files are the same whatever the pool's timing.  Events outside any session
+            # ("-") are only exported.
+            chunks = _chunks(reader, hwm, last_id)
+            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi) for lo, hi, _sids in chunks]
+            fact_parts, hook_parts, rows, sessions = [], [], 0, 0
+            for got in _run_chunks(jobs, workers):
+                for date in sorted(got["events"]):
+                    table = got["events"][date]
+                    writers.write_table(events_dir(date), table, row_group_size=BATCH)
+                    hook_parts.append(table.select(HOOK_COLUMNS))
+                fact_parts.append(got["facts"])
+                rows += got["rows"]
+                sessions += got["sessions"]
+            loose = _EventTables(ledger, {})
             cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? AND session_id = '-' ORDER BY id"
-                                      % ", ".join(out.cols), (hwm, last_id))
+                                      % ", ".join(EXPORT_COLUMNS), (hwm, last_id))
             while True:
                 batch = cur.fetchmany(BATCH)
                 if not batch:
                     break
-                out.add(batch)
-            out.flush_all()
+                loose.add(batch)
+            for date, table in sorted(loose.tables().items()):
+                writers.write_table(events_dir(date), table, row_group_size=BATCH)
+                hook_parts.append(table.select(HOOK_COLUMNS))
+            rows += loose.rows
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
             import pyarrow as pa
-            fsch = _schema(FACT_COLUMNS)
-            for part in facts_row_groups(pa.table({c: pa.array(facts[c], fsch.field(c).type) for c in fsch.names},
-                                                  schema=fsch)):
+            facts = pa.concat_tables(fact_parts) if fact_parts else _facts_table({c: [] for c, _k in FACT_COLUMNS})
+            for part in facts_row_groups(facts):
                 writers.write_table(os.path.join(dataset_dir, "facts", where), part)
-            summary = hook_summary(out.hook_table(), ledger, last_id)
+            hook_events = (pa.concat_tables(hook_parts) if hook_parts
+                           else events_schema().empty_table().select(HOOK_COLUMNS))
+            summary = hook_summary(hook_events, ledger, last_id)
             writers.write_table(os.path.join(dataset_dir, "hooks", where), summary)
             from reflex.analysis.compile_facts import FACTS_VERSION
+            digest = digest_of.result()
             row = {"ledger": ledger, "through_id": last_id, "digest": digest, "fmt": "sqlite", "events": total,
                    "facts_version": FACTS_VERSION, "exported_at": time.time() if now is None else now}
             writers.write(os.path.join(dataset_dir, "inputs", where), _schema(INPUT_COLUMNS),
@@ -401,7 +433,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             writers.close()
             # The inputs file last: until it is in place the export is not there for any reader.
             files = writers.commit(order=lambda p: os.sep + "inputs" + os.sep in p)
-            return ExportResult(out.rows, sessions, files, ledger, first_id, last_id)
+            return ExportResult(rows, sessions, files, ledger, first_id, last_id)
     except BaseException:
         writers.abort()
         raise
@@ -409,38 +441,114 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         reader.close()
 
 
-def _projects(reader, hwm, last_id) -> dict:
-    """{session: its project} for the sessions with events in (hwm, last_id]: the working directory
-    of its first event (by seq) that has one.  One query (SQLite returns the bare column of the
-    row holding min())."""
+def _projects(reader, hwm, last_id, lo, hi) -> dict:
+    """{session: its project} for the sessions lo..hi with events in (hwm, last_id]: the working
+    directory of its first event (by seq) that has one.  One query (SQLite returns the bare column
+    of the row holding min())."""
     rows = reader.query(
         "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND session_id != '-' "
-        "AND session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) GROUP BY session_id",
-        (hwm, last_id))
+        "AND session_id >= ? AND session_id <= ? AND session_id IN "
+        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? AND session_id >= ? AND session_id <= ?) "
+        "GROUP BY session_id", (lo, hi, hwm, last_id, lo, hi))
     return {sid: cwd for sid, cwd, _seq in rows}
 
 
-def _sessions_with_new_events(reader, cols, hwm, last_id):
-    """(session_id, rows) for each session with an event in (hwm, last_id], every row of it up
-    to last_id, in seq order (rows: tuples of cols)."""
-    i_sid = cols.index("session_id")
-    cur = reader.conn.execute(
-        "SELECT %s FROM events WHERE id <= ? AND session_id != '-' AND session_id IN "
-        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) ORDER BY session_id, seq"
-        % ", ".join(cols), (last_id, hwm, last_id))
-    sid, rows = None, []
-    while True:
-        batch = cur.fetchmany(BATCH)
-        if not batch:
-            break
-        for r in batch:
-            if r[i_sid] != sid:
-                if rows:
-                    yield sid, rows
-                sid, rows = r[i_sid], []
-            rows.append(r)
-    if rows:
-        yield sid, rows
+CHUNK_EVENTS = 100_000   # events (whole sessions, history included) per chunk of the export
+EXPORT_COLUMNS = ("id",) + schema.EVENT_COLUMNS
+
+
+def _chunks(reader, hwm, last_id) -> list:
+    """The sessions with an event in (hwm, last_id], as [(first sid, last sid, [sids])] ranges of
+    about CHUNK_EVENTS events each (counting their whole history, which their facts read)."""
+    counts = reader.query(
+        "SELECT session_id, count(*) FROM events WHERE id <= ? AND session_id != '-' AND session_id IN "
+        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) GROUP BY session_id ORDER BY session_id",
+        (last_id, hwm, last_id))
+    out, sids, n = [], [], 0
+    for sid, k in counts:
+        sids.append(sid)
+        n += k
+        if n >= CHUNK_EVENTS:
+            out.append((sids[0], sids[-1], sids))
+            sids, n = [], 0
+    if sids:
+        out.append((sids[0], sids[-1], sids))
+    return out
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _run_chunks(jobs, workers=None):
+    """export_chunk of each job, in order: here when there is one chunk or one worker, else in a
+    pool of fresh interpreters (spawn: the exporter may hold Arrow's threads, which fork does not
+    copy)."""
+    n = min(workers or _workers(), len(jobs))
+    if n <= 1:
+        for job in jobs:
+            yield export_chunk(*job)
+        return
+    import multiprocessing
+    with multiprocessing.get_context("spawn").Pool(n) as pool:
+        yield from pool.imap(_export_chunk_job, jobs)
+
+
+def _export_chunk_job(job):
+    return export_chunk(*job)
+
+
+def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
+    """One chunk of an export: the sessions lo..hi (ordered by id) with an event in (hwm, last_id].
+    -> {"events": {date: Arrow table of its new events, redacted}, "facts": Arrow table, "rows",
+    "sessions"}.  Reads the ledger on its own read-only connection (the export holds the lock)."""
+    from reflex.analysis.stats.ledger_read import Reader
+    reader = Reader(ledger_path, migrate=False)
+    cols = EXPORT_COLUMNS
+    i_id, i_sid = cols.index("id"), cols.index("session_id")
+    read_cols = [cols.index(c) for c in EVENT_READ_COLUMNS]
+    out = _EventTables(ledger, _projects(reader, hwm, last_id, lo, hi))
+    facts = {c: [] for c, _k in FACT_COLUMNS}
+    sessions = 0
+
+    def session(sid, rows):
+        out.add([r for r in rows if r[i_id] > hwm])
+        _facts_rows(facts, sid, [dict(zip(EVENT_READ_COLUMNS, [r[i] for i in read_cols])) for r in rows],
+                    ledger, last_id)
+
+    try:
+        cur = reader.conn.execute(
+            "SELECT %s FROM events WHERE id <= ? AND session_id != '-' AND session_id >= ? AND session_id <= ? "
+            "AND session_id IN "
+            "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? AND session_id >= ? AND session_id <= ?) "
+            "ORDER BY session_id, seq" % ", ".join(cols), (last_id, lo, hi, hwm, last_id, lo, hi))
+        sid, rows = None, []
+        while True:
+            batch = cur.fetchmany(BATCH)
+            if not batch:
+                break
+            for r in batch:
+                if r[i_sid] != sid:
+                    if rows:
+                        session(sid, rows)
+                        sessions += 1
+                    sid, rows = r[i_sid], []
+                rows.append(r)
+        if rows:
+            session(sid, rows)
+            sessions += 1
+    finally:
+        reader.close()
+    return {"events": out.tables(), "facts": _facts_table(facts), "rows": out.rows, "sessions": sessions}
+
+
+def _facts_table(facts):
+    import pyarrow as pa
+    fsch = _schema(FACT_COLUMNS)
+    return pa.table({c: pa.array(facts[c], fsch.field(c).type) for c in fsch.names}, schema=fsch)
 
 
 def facts_row_groups(table) -> list:
@@ -453,39 +561,39 @@ def facts_row_groups(table) -> list:
 
 
 HOOK_COLUMNS = ("id", "session_id", "kind", "project", "harness", "latency_us", "policy_epoch")
+class _EventTables:
+    """Events (rows of EXPORT_COLUMNS) as Arrow tables of events_schema() per date partition,
+    redacted, with the normalized columns (EVENT_EXTRA) added."""
 
-
-class _Export:
-    """The events of one export, buffered per date partition and written in large row groups
-    once redacted; keeps the columns hook_summary needs."""
-
-    def __init__(self, dataset_dir, name, host_v, user_v, ledger, writers):
-        self.dataset_dir, self.name, self.host_v, self.user_v = dataset_dir, name, host_v, user_v
-        self.ledger, self.writers = ledger, writers
+    def __init__(self, ledger, projects):
+        self.ledger, self.projects = ledger, projects
         self.schema = events_schema()
-        self.cols = ("id",) + schema.EVENT_COLUMNS
-        self.projects: dict = {}
         self.by_date: dict = {}
+        self.done: dict = {}
         self.rows = 0
-        self.hooks: dict = {c: [] for c in HOOK_COLUMNS}
-        self._i = {c: self.cols.index(c) for c in ("ts", "session_id", "data", "command", "decision_detail")}
+        self._i = {c: EXPORT_COLUMNS.index(c) for c in ("ts", "session_id", "data", "command", "decision_detail")}
 
     def add(self, rows) -> None:
         i_ts = self._i["ts"]
         for r in rows:
-            buf = self.by_date.get(_date(r[i_ts]))
+            date = _date(r[i_ts])
+            buf = self.by_date.get(date)
             if buf is None:
-                buf = self.by_date[_date(r[i_ts])] = []
+                buf = self.by_date[date] = []
             buf.append(r)
             if len(buf) >= BATCH:
-                self._flush(_date(r[i_ts]))
+                self._convert(date)
         self.rows += len(rows)
 
-    def flush_all(self) -> None:
-        for date in sorted(self.by_date):
-            self._flush(date)
+    def tables(self) -> dict:
+        """{date: one Arrow table} of everything added."""
+        import pyarrow as pa
+        for date in list(self.by_date):
+            self._convert(date)
+        return {d: parts[0] if len(parts) == 1 else pa.concat_tables(parts) for d, parts in self.done.items()}
 
-    def _flush(self, date) -> None:
+    def _convert(self, date) -> None:
+        import pyarrow as pa
         rows = self.by_date.pop(date)
         if not rows:
             return
@@ -498,17 +606,9 @@ class _Export:
             columns[i[k]] = [None if v is None else _red(v) for v in columns[i[k]]]
         projects = self.projects
         columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
-        named = dict(zip(self.cols + EVENT_EXTRA, columns))
-        for c in HOOK_COLUMNS:
-            self.hooks[c].extend(named[c])
-        final = os.path.join(self.dataset_dir, "events", "date=" + date, "host=" + self.host_v,
-                             "user=" + self.user_v, self.name)
-        self.writers.write(final, self.schema, columns)
-
-    def hook_table(self):
-        import pyarrow as pa
         sch = self.schema
-        return pa.table({c: pa.array(self.hooks[c], type=sch.field(c).type) for c in HOOK_COLUMNS})
+        self.done.setdefault(date, []).append(
+            pa.Table.from_arrays([pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)], schema=sch))
 
 
 HOOK_SUMMARY_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("project", "s"), ("harness", "s"),

@@ -35,14 +35,16 @@ def _ledger_path(path):
 @click.option("--host", default=None, help="With --dataset: this machine's name in the dataset (default: hostname).")
 @click.option("--user", default=None, help="With --dataset: your name in the dataset (default: login name).")
 @click.option("--hash-user", is_flag=True, help="With --dataset: store the user name as a salted hash.")
-def export(session, ledger_path, fmt, out_path, dataset_dir, host, user, hash_user):
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="With --dataset: processes for a large export (default: the CPUs ctx may use).")
+def export(session, ledger_path, fmt, out_path, dataset_dir, host, user, hash_user, workers):
     """Export events, in global order: JSONL on stdout, a parquet file (--out) or a team dataset (--dataset)."""
     path = _ledger_path(ledger_path)
-    if dataset_dir or host or user or hash_user:
+    if dataset_dir or host or user or hash_user or workers:
         if fmt != "parquet" or not dataset_dir or out_path or session:
             raise UserError("--dataset DIR goes with --format parquet, without --out or --session "
-                              "(--host, --user and --hash-user go with --dataset)")
-        _export_dataset(path, dataset_dir, host, user, hash_user)
+                              "(--host, --user, --hash-user and --workers go with --dataset)")
+        _export_dataset(path, dataset_dir, host, user, hash_user, workers)
         return
     if fmt == "parquet":
         if not out_path:
@@ -62,7 +64,7 @@ def export(session, ledger_path, fmt, out_path, dataset_dir, host, user, hash_us
         export_jsonl(path, sys.stdout, session)
 
 
-def _export_dataset(path, dataset_dir, host, user, hash_user):
+def _export_dataset(path, dataset_dir, host, user, hash_user, workers=None):
     import getpass
     import socket
     try:
@@ -72,7 +74,7 @@ def _export_dataset(path, dataset_dir, host, user, hash_user):
         raise UserError("dataset export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
     try:
         res = export_dataset(path, dataset_dir, host=host or socket.gethostname(), user=user or getpass.getuser(),
-                             hash_user=hash_user)
+                             hash_user=hash_user, workers=workers)
     except DatasetError as e:
         raise UserError(str(e)) from None
     if res.rows:

@@ -277,3 +277,50 @@ def test_scrub_fast_path_equals_redacting_every_string(text):
     got = scrub_data(text)
     assert got == _dumps(_redact_strings(_drop_outputs(json.loads(text))))
     assert not any('"%s"' % k in got for k in _OUTPUT_KEYS) and "ghp_" not in got and "pw@" not in got
+
+
+@pytest.mark.parametrize("text", [
+    # no output key, but a secret only visible once the JSON string is decoded
+    '{"tool_input":{"description":"https:\\/\\/u:pw@host\\/p"}}',
+    '{"note":"tok ghp\\u005f' + "e" * 40 + '"}',
+    # a key spelled with an escape is still an output key
+    '{"\\u0065rror":"the output","permission_mode":"default"}',
+    # tool_input content keys are dropped even when nothing else is
+    '{"tool_input":{"description":"d","old_string":"what an edit removed"}}',
+    '{"a":{"b":[{"stdout":"nested output"}]},"tool_input":{"file_path":"/p","timeout":5}}',
+    # nothing to drop, nothing to redact: the text leaves as it is
+    '{"permission_mode":"default","tool_input":{"description":"step 1","run_in_background":false}}',
+])
+def test_scrub_reads_escapes_and_tool_input(text):
+    from reflex.analysis.dataset import _OUTPUT_KEYS, _drop_outputs, _dumps, _redact_strings, scrub_data
+    got = scrub_data(text)
+    assert got == _dumps(_redact_strings(_drop_outputs(json.loads(text))))
+    assert not any(k in json.loads(got) for k in _OUTPUT_KEYS)
+    assert "pw@" not in got and "ghp_" not in got and "output" not in got and "removed" not in got
+
+
+def test_export_in_parallel_chunks_equals_one_pass(team, tmp_path, monkeypatch):
+    """A large export is cut into chunks of sessions run by a pool of processes: the dataset it
+    writes holds the same rows as one pass in this process."""
+    from reflex.analysis import dataset as D
+    ledger = team["alice"].paths.ledger
+    one = str(tmp_path / "one")
+    res_one = D.export_dataset(ledger, one, host="h", user="u", now=1.0, workers=1)
+    monkeypatch.setattr(D, "CHUNK_EVENTS", 1)          # every session its own chunk
+    many = str(tmp_path / "many")
+    res_many = D.export_dataset(ledger, many, host="h", user="u", now=1.0, workers=2)
+    assert res_one.sessions == res_many.sessions >= 2 and res_one.rows == res_many.rows > 0
+    assert len(D._chunks(D_reader(ledger), 0, res_one.last_id)) == res_one.sessions
+    for table in D.TABLES:
+        a = _q("SELECT list(t ORDER BY t) FROM (SELECT CAST(x AS VARCHAR) AS t FROM read_parquet('%s/%s/*/*/*/*.parquet') x)"
+               % (one, table))
+        b = _q("SELECT list(t ORDER BY t) FROM (SELECT CAST(x AS VARCHAR) AS t FROM read_parquet('%s/%s/*/*/*/*.parquet') x)"
+               % (many, table))
+        assert a == b and a, table
+    assert sorted(os.path.relpath(p, one) for p in res_one.files) == sorted(
+        os.path.relpath(p, many) for p in res_many.files)
+
+
+def D_reader(path):
+    from reflex.analysis.stats.ledger_read import Reader
+    return Reader(path)
