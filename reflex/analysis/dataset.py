@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 
 from reflex.ledger import schema
-from reflex.analysis.stats.ledger_read import EVENT_READ_COLUMNS
+from reflex.digest import redact as _redact
 
 BATCH = 64_000           # events per row group written and per SQLite fetch (an export holds ~2 per date)
 TABLES = ("events", "facts", "hooks", "inputs")
@@ -136,9 +136,8 @@ def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
 
 def _red(text: str) -> str:
     """reflex.digest.redact.redact, without its split/join when no secret shape can be in the text."""
-    from reflex.digest import redact as r
-    if "PRIVATE KEY" in text or r._PREFILTER.search(text):
-        return r.redact(text)
+    if "PRIVATE KEY" in text or _redact.may_hold_secret(text):
+        return _redact.redact(text)
     return text
 
 
@@ -194,12 +193,12 @@ def scrub_data(text):
     """An event's `data` JSON as it may leave the machine (see the module docstring)."""
     if not text:
         return text
-    from reflex.digest import redact as r
+    r = _redact
     escaped = _ESCAPES.search(text) is not None
     if not escaped and _nothing_to_drop(text):
         # Nothing to drop; a secret shape anywhere sends it through the full path (a PEM block's
         # lines are only found once the JSON string is decoded).
-        if "PRIVATE KEY" not in text and not r._PREFILTER.search(text):
+        if "PRIVATE KEY" not in text and not r.may_hold_secret(text):
             return text
     try:
         d = json.loads(text)
@@ -209,7 +208,7 @@ def scrub_data(text):
     # Redaction changes a string only when it holds "PRIVATE KEY" or a _PREFILTER literal; those
     # are made of characters json.dumps(ensure_ascii=False) writes as themselves, so when the
     # kept text holds neither, no string in it can change and the per-string pass is skipped.
-    if "PRIVATE KEY" not in kept and not r._PREFILTER.search(kept):
+    if "PRIVATE KEY" not in kept and not r.may_hold_secret(kept):
         return kept
     return _dumps(_redact_strings(_drop_outputs(d)))
 
@@ -368,7 +367,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         if not first:
             return ExportResult(0, 0, [], "", None, None)
         ledger = _ledger_id(first[0][0])
-        with _lock(ledger_path):
+        with _lock(ledger_path), contextlib.ExitStack() as stack:
             hwm = max((c["last"] for c in committed(dataset_dir, ledger)), default=0)
             last_id = reader.query("SELECT max(id) FROM events")[0][0]
             if last_id <= hwm:
@@ -391,10 +390,15 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             # sessions' facts computed from its whole history.  The chunks come back in order, so
             # the files are the same whatever the pool's timing.  Events outside any session
             # ("-") are only exported.
+            # The pool starts (its interpreters import) while the chunks are being cut.
+            pool = _pool(workers, expect_chunks=(last_id - hwm) // CHUNK_EVENTS + 1)
+            if pool is not None:
+                stack.callback(pool.terminate)
             chunks = _chunks(reader, hwm, last_id)
             jobs = [(ledger_path, ledger, hwm, last_id, lo, hi) for lo, hi, _sids in chunks]
             fact_parts, hook_parts, rows, sessions = [], [], 0, 0
-            for got in _run_chunks(jobs, workers):
+            results = pool.imap(_export_chunk_job, jobs) if pool and len(jobs) > 1 else map(_export_chunk_job, jobs)
+            for got in results:
                 for date in sorted(got["events"]):
                     table = got["events"][date]
                     writers.write_table(events_dir(date), table, row_group_size=BATCH)
@@ -453,7 +457,7 @@ def _projects(reader, hwm, last_id, lo, hi) -> dict:
     return {sid: cwd for sid, cwd, _seq in rows}
 
 
-CHUNK_EVENTS = 100_000   # events (whole sessions, history included) per chunk of the export
+CHUNK_EVENTS = 50_000    # events (whole sessions, history included) per chunk of the export
 EXPORT_COLUMNS = ("id",) + schema.EVENT_COLUMNS
 
 
@@ -483,18 +487,14 @@ def _workers() -> int:
         return os.cpu_count() or 1
 
 
-def _run_chunks(jobs, workers=None):
-    """export_chunk of each job, in order: here when there is one chunk or one worker, else in a
-    pool of fresh interpreters (spawn: the exporter may hold Arrow's threads, which fork does not
-    copy)."""
-    n = min(workers or _workers(), len(jobs))
+def _pool(workers, expect_chunks):
+    """A pool of fresh interpreters for the chunks, or None to work them here (one chunk, one
+    worker).  spawn, not fork: the exporter may hold Arrow's threads, which fork does not copy."""
+    n = min(workers or _workers(), expect_chunks)
     if n <= 1:
-        for job in jobs:
-            yield export_chunk(*job)
-        return
+        return None
     import multiprocessing
-    with multiprocessing.get_context("spawn").Pool(n) as pool:
-        yield from pool.imap(_export_chunk_job, jobs)
+    return multiprocessing.get_context("spawn").Pool(n)
 
 
 def _export_chunk_job(job):
@@ -502,22 +502,21 @@ def _export_chunk_job(job):
 
 
 def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
-    """One chunk of an export: the sessions lo..hi (ordered by id) with an event in (hwm, last_id].
-    -> {"events": {date: Arrow table of its new events, redacted}, "facts": Arrow table, "rows",
+    """One chunk of an export: the sessions lo..hi (in session_id order) with an event in
+    (hwm, last_id].  -> {"events": {date: Arrow table of its new events, redacted}, "facts": Arrow table, "rows",
     "sessions"}.  Reads the ledger on its own read-only connection (the export holds the lock)."""
     from reflex.analysis.stats.ledger_read import Reader
     reader = Reader(ledger_path, migrate=False)
     cols = EXPORT_COLUMNS
     i_id, i_sid = cols.index("id"), cols.index("session_id")
-    read_cols = [cols.index(c) for c in EVENT_READ_COLUMNS]
     out = _EventTables(ledger, _projects(reader, hwm, last_id, lo, hi))
     facts = {c: [] for c, _k in FACT_COLUMNS}
     sessions = 0
 
     def session(sid, rows):
         out.add([r for r in rows if r[i_id] > hwm])
-        _facts_rows(facts, sid, [dict(zip(EVENT_READ_COLUMNS, [r[i] for i in read_cols])) for r in rows],
-                    ledger, last_id)
+        # The timeline reads EVENT_READ_COLUMNS by name; the export's other columns are ignored.
+        _facts_rows(facts, sid, [dict(zip(cols, r)) for r in rows], ledger, last_id)
 
     try:
         cur = reader.conn.execute(

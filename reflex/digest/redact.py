@@ -65,11 +65,26 @@ def _sub_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
     return repl
 
 
-# Every pattern above contains one of these literals: one search rules a clean line out.
-_PREFILTER = re.compile(
-    r"AKIA|ASIA|ABIA|ACCA|AIDA|AROA|secret|SECRET|Secret|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack"
-    r"|AIza|k_live_|sk-|eyJ|://|[?&][A-Za-z_]+=",
-)
+# Every pattern above contains one of these literals or shapes: one search rules a clean line out.
+_PREFILTER_LITERALS = ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIza", "secret", "SECRET", "Secret",
+                       "github_pat_", "glpat-", "hooks.slack", "k_live_", "sk-", "eyJ", "://")
+# (a literal every match contains, the shape)
+_PREFILTER_SHAPES = (("gh", re.compile(r"gh[pousr]_")), ("xox", re.compile(r"xox[abposr]-")),
+                     ("?", re.compile(r"[?&][A-Za-z_]+=")), ("&", re.compile(r"[?&][A-Za-z_]+=")))
+_PREFILTER = re.compile("|".join([lit.replace(".", r"\.") for lit in _PREFILTER_LITERALS]
+                                 + [r"gh[pousr]_", r"xox[abposr]-", r"[?&][A-Za-z_]+="]))
+
+
+def may_hold_secret(text: str) -> bool:
+    """_PREFILTER.search(text) is not None, about 3x faster on long texts (a JSON document, not a
+    line): str's substring search per literal, a shape's regex only where its literal is."""
+    for lit in _PREFILTER_LITERALS:
+        if lit in text:
+            return True
+    for lit, shape in _PREFILTER_SHAPES:
+        if lit in text and shape.search(text) is not None:
+            return True
+    return False
 
 
 def redact_line(line: str) -> str:

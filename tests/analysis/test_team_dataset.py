@@ -324,3 +324,15 @@ def test_export_in_parallel_chunks_equals_one_pass(team, tmp_path, monkeypatch):
 def D_reader(path):
     from reflex.analysis.stats.ledger_read import Reader
     return Reader(path)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workers", "2"], "--workers go with --dataset"),
+    (["--format", "parquet", "--dataset", "DS", "--workers", "0"], "0 is not in the range x>=1"),
+])
+def test_workers_option_misuse_is_a_clear_error(team, tmp_path, args, says):
+    args = [str(tmp_path / "ds") if a == "DS" else a for a in args]
+    p = subprocess.run([sys.executable, "-m", "reflex.entry", "ledger", "export"] + args, env=team["alice"].env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and says in p.stderr, p.stderr
+    assert not os.path.exists(tmp_path / "ds")
