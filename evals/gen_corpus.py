@@ -1000,6 +1000,12 @@ def junit_cases(path: Path) -> list[tuple[list[str], ET.Element]]:
     return found
 
 
+def report_testcases(reports: Path) -> list[ET.Element]:
+    """Every testcase of a directory of per-class JUnit XML reports (TEST-*.xml: JUnit's console,
+    Surefire, Gradle), in file then report order."""
+    return [tc for xml in sorted(reports.glob("TEST-*.xml")) for _suites, tc in junit_cases(xml)]
+
+
 def count_testcase(t: dict, tid: str, tc: ET.Element) -> str:
     """One JUnit XML testcase into the truth by its outcome: failed, error (a test that raised, also
     listed in errored_tests), skipped or passed. Returns the outcome."""
@@ -1133,15 +1139,14 @@ def truth_junit(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
     sh(cmd, case.cwd, env)
     t = empty_truth()
     by_class: dict[str, list[tuple[str, ET.Element]]] = {}
-    for xml in sorted(reports.glob("TEST-*.xml")):
-        for _suites, tc in junit_cases(xml):
-            out = tc.find("system-out")
-            text = out.text or "" if out is not None else ""
-            display = re.search(r"display-name: (.*)", text)
-            method = (tc.get("name") or "").split("(")[0]
-            invocation = "test-template-invocation" in text
-            tid = f"{tc.get('classname')}#{method}" + (f" [{display.group(1).strip()}]" if invocation and display else "")
-            by_class.setdefault(tc.get("classname") or "", []).append((tid, tc))
+    for tc in report_testcases(reports):
+        out = tc.find("system-out")
+        text = out.text or "" if out is not None else ""
+        display = re.search(r"display-name: (.*)", text)
+        method = (tc.get("name") or "").split("(")[0]
+        invocation = "test-template-invocation" in text
+        tid = f"{tc.get('classname')}#{method}" + (f" [{display.group(1).strip()}]" if invocation and display else "")
+        by_class.setdefault(tc.get("classname") or "", []).append((tid, tc))
     for cls, cases in by_class.items():
         errors = [tc.find("error") for _tid, tc in cases]
         # A class-level callback (@BeforeAll) that failed: the legacy XML report gives each of the
@@ -1176,15 +1181,14 @@ def truth_maven(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
         if m and (m["file"], m["line"], m["col"]) not in seen:  # Maven prints each error twice
             seen.add((m["file"], m["line"], m["col"]))
             t["diagnostics"].append(diag(rel(m["file"], case.cwd), int(m["line"]), int(m["col"]), None, m["msg"]))
-    for xml in sorted((case.cwd / "target" / "surefire-reports").glob("TEST-*.xml")):
-        for _suites, tc in junit_cases(xml):
-            cls, name = tc.get("classname") or "", tc.get("name") or ""
-            if name == cls:  # a class-level callback (@BeforeAll) failed: Surefire reports the class
-                t["failed_units"] = sorted({*t.get("failed_units", []), cls})
-                t["errors"].append(cls)
-                continue
-            tid = f"{cls}#{name}"
-            count_testcase(t, tid, tc)
+    for tc in report_testcases(case.cwd / "target" / "surefire-reports"):
+        cls, name = tc.get("classname") or "", tc.get("name") or ""
+        if name == cls:  # a class-level callback (@BeforeAll) failed: Surefire reports the class
+            t["failed_units"] = sorted({*t.get("failed_units", []), cls})
+            t["errors"].append(cls)
+            continue
+        tid = f"{cls}#{name}"
+        count_testcase(t, tid, tc)
     t["errored_tests"] = sorted(t.get("errored_tests", []))
     return finish_truth(t), ("Surefire XML reports (target/surefire-reports); a testcase named after its class is "
                              "a class-level failure; compile errors: javac's lines in that run"), cmd
@@ -1206,18 +1210,17 @@ def truth_gradle(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str,
         if m:
             t["diagnostics"].append(diag(rel(m["file"], case.cwd), int(m["line"]), None, None, m["msg"],
                                          m["sev"]))
-    for xml in sorted((case.cwd / "build" / "test-results" / "test").glob("TEST-*.xml")):
-        for _suites, tc in junit_cases(xml):
-            cls, name = tc.get("classname") or "", tc.get("name") or ""
-            # A failing @BeforeClass is the testcase `classMethod`, printed and counted by Gradle as
-            # one failed test (`cart.StoreTest > classMethod FAILED`): kept as Gradle reports it.
-            tid = f"{cls} > {name}"
-            if tc.find("failure") is not None or tc.find("error") is not None:
-                t["failed"].append(tid)
-            elif tc.find("skipped") is not None:
-                t["skipped_count"] += 1
-            else:
-                t["passed_count"] += 1
+    for tc in report_testcases(case.cwd / "build" / "test-results" / "test"):
+        cls, name = tc.get("classname") or "", tc.get("name") or ""
+        # A failing @BeforeClass is the testcase `classMethod`, printed and counted by Gradle as
+        # one failed test (`cart.StoreTest > classMethod FAILED`): kept as Gradle reports it.
+        tid = f"{cls} > {name}"
+        if tc.find("failure") is not None or tc.find("error") is not None:
+            t["failed"].append(tid)
+        elif tc.find("skipped") is not None:
+            t["skipped_count"] += 1
+        else:
+            t["passed_count"] += 1
     return finish_truth(t), ("Gradle's JUnit XML results (build/test-results/test); a failing @BeforeClass is the "
                              "testcase classMethod; compile errors: javac's lines in that run"), cmd
 

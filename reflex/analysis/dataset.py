@@ -307,7 +307,7 @@ def _remove_leftovers(dataset_dir, ledger, hwm):
 
 def _facts_rows(out, sid, rows, ledger, through_id) -> None:
     """Append to out (columns of FACT_COLUMNS) the facts rows of one session over its whole
-    history (rows: dicts of EVENT_READ_COLUMNS in seq order)."""
+    history (rows: dicts with at least the timeline's columns, EVENT_READ_COLUMNS, in seq order)."""
     from reflex.analysis.compile_facts import FACTS_VERSION, run_facts
     from reflex.analysis.stats.timeline import build
     from reflex.analysis.stats.scorecard import reader_of
@@ -382,8 +382,6 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             total = reader.query("SELECT count(*) FROM events WHERE id <= ?", (last_id,))[0][0]
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
             name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)
-            events_dir = lambda date: os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v,  # noqa: E731
-                                                   "user=" + user_v, name)
             # The sessions with new events, in chunks of about CHUNK_EVENTS events, exported in
             # session order (by a pool of worker processes when there is more than one chunk):
             # each chunk's new events redacted into Arrow tables per date and each of its
@@ -395,14 +393,18 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             if pool is not None:
                 stack.callback(pool.terminate)
             chunks = _chunks(reader, hwm, last_id)
-            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi) for lo, hi, _sids in chunks]
+            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi) for lo, hi in chunks]
             fact_parts, hook_parts, rows, sessions = [], [], 0, 0
             results = pool.imap(_export_chunk_job, jobs) if pool and len(jobs) > 1 else map(_export_chunk_job, jobs)
+
+            def write_events(by_date):
+                for date in sorted(by_date):
+                    writers.write_table(os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v,
+                                                     "user=" + user_v, name), by_date[date], row_group_size=BATCH)
+                    hook_parts.append(by_date[date].select(HOOK_COLUMNS))
+
             for got in results:
-                for date in sorted(got["events"]):
-                    table = got["events"][date]
-                    writers.write_table(events_dir(date), table, row_group_size=BATCH)
-                    hook_parts.append(table.select(HOOK_COLUMNS))
+                write_events(got["events"])
                 fact_parts.append(got["facts"])
                 rows += got["rows"]
                 sessions += got["sessions"]
@@ -414,9 +416,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 if not batch:
                     break
                 loose.add(batch)
-            for date, table in sorted(loose.tables().items()):
-                writers.write_table(events_dir(date), table, row_group_size=BATCH)
-                hook_parts.append(table.select(HOOK_COLUMNS))
+            write_events(loose.tables())
             rows += loose.rows
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
@@ -445,15 +445,24 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         reader.close()
 
 
+# The sessions lo..hi (bounds first: SQLite then reads the session index's range) with an event
+# in (hwm, last_id]; its arguments are _chunk_args'.
+_SESSIONS_IN_CHUNK = ("session_id != '-' AND session_id >= ? AND session_id <= ? AND session_id IN "
+                      "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? "
+                      "AND session_id >= ? AND session_id <= ?)")
+
+
+def _chunk_args(hwm, last_id, lo, hi) -> tuple:
+    return (lo, hi, hwm, last_id, lo, hi)
+
+
 def _projects(reader, hwm, last_id, lo, hi) -> dict:
     """{session: its project} for the sessions lo..hi with events in (hwm, last_id]: the working
     directory of its first event (by seq) that has one.  One query (SQLite returns the bare column
     of the row holding min())."""
     rows = reader.query(
-        "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND session_id != '-' "
-        "AND session_id >= ? AND session_id <= ? AND session_id IN "
-        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? AND session_id >= ? AND session_id <= ?) "
-        "GROUP BY session_id", (lo, hi, hwm, last_id, lo, hi))
+        "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND " + _SESSIONS_IN_CHUNK
+        + " GROUP BY session_id", _chunk_args(hwm, last_id, lo, hi))
     return {sid: cwd for sid, cwd, _seq in rows}
 
 
@@ -462,21 +471,21 @@ EXPORT_COLUMNS = ("id",) + schema.EVENT_COLUMNS
 
 
 def _chunks(reader, hwm, last_id) -> list:
-    """The sessions with an event in (hwm, last_id], as [(first sid, last sid, [sids])] ranges of
-    about CHUNK_EVENTS events each (counting their whole history, which their facts read)."""
+    """The sessions with an event in (hwm, last_id], as [(first sid, last sid)] ranges of about
+    CHUNK_EVENTS events each (counting their whole history, which their facts read)."""
     counts = reader.query(
         "SELECT session_id, count(*) FROM events WHERE id <= ? AND session_id != '-' AND session_id IN "
         "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) GROUP BY session_id ORDER BY session_id",
         (last_id, hwm, last_id))
-    out, sids, n = [], [], 0
+    out, first, n = [], None, 0
     for sid, k in counts:
-        sids.append(sid)
+        first = sid if first is None else first
         n += k
         if n >= CHUNK_EVENTS:
-            out.append((sids[0], sids[-1], sids))
-            sids, n = [], 0
-    if sids:
-        out.append((sids[0], sids[-1], sids))
+            out.append((first, sid))
+            first, n = None, 0
+    if first is not None:
+        out.append((first, counts[-1][0]))
     return out
 
 
@@ -520,10 +529,8 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
 
     try:
         cur = reader.conn.execute(
-            "SELECT %s FROM events WHERE id <= ? AND session_id != '-' AND session_id >= ? AND session_id <= ? "
-            "AND session_id IN "
-            "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? AND session_id >= ? AND session_id <= ?) "
-            "ORDER BY session_id, seq" % ", ".join(cols), (last_id, lo, hi, hwm, last_id, lo, hi))
+            "SELECT %s FROM events WHERE id <= ? AND %s ORDER BY session_id, seq" % (", ".join(cols), _SESSIONS_IN_CHUNK),
+            (last_id,) + _chunk_args(hwm, last_id, lo, hi))
         sid, rows = None, []
         while True:
             batch = cur.fetchmany(BATCH)

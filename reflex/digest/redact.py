@@ -68,11 +68,11 @@ def _sub_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
 # Every pattern above contains one of these literals or shapes: one search rules a clean line out.
 _PREFILTER_LITERALS = ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIza", "secret", "SECRET", "Secret",
                        "github_pat_", "glpat-", "hooks.slack", "k_live_", "sk-", "eyJ", "://")
-# (a literal every match contains, the shape)
-_PREFILTER_SHAPES = (("gh", re.compile(r"gh[pousr]_")), ("xox", re.compile(r"xox[abposr]-")),
-                     ("?", re.compile(r"[?&][A-Za-z_]+=")), ("&", re.compile(r"[?&][A-Za-z_]+=")))
+# (the shape, the literals one of which every match contains)
+_PREFILTER_SHAPES = ((re.compile(r"gh[pousr]_"), ("gh",)), (re.compile(r"xox[abposr]-"), ("xox",)),
+                     (re.compile(r"[?&][A-Za-z_]+="), ("?", "&")))
 _PREFILTER = re.compile("|".join([lit.replace(".", r"\.") for lit in _PREFILTER_LITERALS]
-                                 + [r"gh[pousr]_", r"xox[abposr]-", r"[?&][A-Za-z_]+="]))
+                                 + [shape.pattern for shape, _lits in _PREFILTER_SHAPES]))
 
 
 def may_hold_secret(text: str) -> bool:
@@ -81,8 +81,8 @@ def may_hold_secret(text: str) -> bool:
     for lit in _PREFILTER_LITERALS:
         if lit in text:
             return True
-    for lit, shape in _PREFILTER_SHAPES:
-        if lit in text and shape.search(text) is not None:
+    for shape, lits in _PREFILTER_SHAPES:
+        if any(lit in text for lit in lits) and shape.search(text) is not None:
             return True
     return False
 
