@@ -401,10 +401,10 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 for date in sorted(by_date):
                     writers.write_table(os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v,
                                                      "user=" + user_v, name), by_date[date], row_group_size=BATCH)
-                    hook_parts.append(by_date[date].select(HOOK_COLUMNS))
 
             for got in results:
                 write_events(got["events"])
+                hook_parts.append(got["hooks"])
                 fact_parts.append(got["facts"])
                 rows += got["rows"]
                 sessions += got["sessions"]
@@ -416,7 +416,9 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 if not batch:
                     break
                 loose.add(batch)
-            write_events(loose.tables())
+            loose_tables = loose.tables()
+            write_events(loose_tables)
+            hook_parts.append(_hook_columns(loose_tables))
             rows += loose.rows
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
@@ -525,7 +527,7 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
     def session(sid, rows):
         out.add([r for r in rows if r[i_id] > hwm])
         # The timeline reads EVENT_READ_COLUMNS by name; the export's other columns are ignored.
-        _facts_rows(facts, sid, [dict(zip(cols, r)) for r in rows], ledger, last_id)
+        _facts_rows(facts, sid, [dict(zip(cols, r)) for r in _fact_bearing(rows)], ledger, last_id)
 
     try:
         cur = reader.conn.execute(
@@ -548,7 +550,45 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
             sessions += 1
     finally:
         reader.close()
-    return {"events": out.tables(), "facts": _facts_table(facts), "rows": out.rows, "sessions": sessions}
+    tables = out.tables()
+    return {"events": tables, "hooks": _hook_columns(tables), "facts": _facts_table(facts), "rows": out.rows,
+            "sessions": sessions}
+
+
+def _hook_columns(by_date):
+    """The columns hook_summary reads, of {date: events table}, as one table of their own buffers
+    (the exporter keeps these until the end; the events themselves are freed once written)."""
+    import pyarrow as pa
+    parts = [t.select(HOOK_COLUMNS) for _d, t in sorted(by_date.items())]
+    if not parts:
+        return events_schema().empty_table().select(HOOK_COLUMNS)
+    return pa.concat_tables(parts).combine_chunks()
+
+
+_I_KIND, _I_HOOK, _I_CWD, _I_HARNESS = (EXPORT_COLUMNS.index(c) for c in ("kind", "hook_event", "cwd", "harness"))
+
+
+def _fact_bearing(rows) -> list:
+    """The rows of one session (tuples of EXPORT_COLUMNS, in seq order) its facts depend on.  A
+    session without a run event has no run facts (a run fact is a call a run joined), and its
+    session row reads only its first working directory, its first hook naming a harness and its
+    SessionStart events (the model): the timeline is built from those alone.  A third of a real
+    ledger's sessions never run a digested command."""
+    if any(r[_I_KIND] == "run" for r in rows):
+        return rows
+    out, cwd, harness = [], False, False
+    for r in rows:
+        keep = False
+        if not cwd and r[_I_CWD]:
+            cwd = keep = True
+        if r[_I_KIND] == "hook":
+            if not harness and r[_I_HARNESS]:
+                harness = keep = True
+            if r[_I_HOOK] == "SessionStart":
+                keep = True
+        if keep:
+            out.append(r)
+    return out
 
 
 def _facts_table(facts):
@@ -566,7 +606,7 @@ def facts_row_groups(table) -> list:
             if t.num_rows]
 
 
-HOOK_COLUMNS = ("id", "session_id", "kind", "project", "harness", "latency_us", "policy_epoch")
+HOOK_COLUMNS = ("id", "ts", "session_id", "kind", "project", "harness", "latency_us", "policy_epoch")
 class _EventTables:
     """Events (rows of EXPORT_COLUMNS) as Arrow tables of events_schema() per date partition,
     redacted, with the normalized columns (EVENT_EXTRA) added."""
@@ -605,28 +645,85 @@ class _EventTables:
             return
         columns = [list(c) for c in zip(*rows)]
         i = self._i
+        sch = self.schema
+        arrays = {}
         data = columns[i["data"]]
-        epochs = [_policy_epoch(d) for d in data]
-        columns[i["data"]] = [scrub_data(d) for d in data]
+        raw_data = pa.array(data, pa.string())
+        arrays[i["data"]] = _scrubbed(data, scrub_data, flagged_data, raw_data)
+        # The epoch is read (json) only from the texts that name it.
+        epochs = [None] * len(rows)
+        for j in _flagged_indices(_names_epoch(raw_data)):
+            epochs[j] = _policy_epoch(data[j])
         for k in ("command", "decision_detail"):
-            columns[i[k]] = [None if v is None else _red(v) for v in columns[i[k]]]
+            arrays[i[k]] = _scrubbed(columns[i[k]], _red, flagged_text)
         projects = self.projects
         columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
-        sch = self.schema
-        self.done.setdefault(date, []).append(
-            pa.Table.from_arrays([pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)], schema=sch))
+        self.done.setdefault(date, []).append(pa.Table.from_arrays(
+            [arrays[k] if k in arrays else pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)],
+            schema=sch))
+
+
+# Redaction of a column at once.  Most texts cannot change (no secret shape, no output key): the
+# mask that finds the ones that may is computed by Arrow (RE2, over the whole column), and only
+# those go through the Python functions, so the result is exactly theirs.  The masks are the
+# Python fast paths' conditions (scrub_data's, _red's), spelled as RE2 patterns; the tests check
+# them against the Python predicates.
+
+def flagged_text(arr):
+    """Texts _red may change: those holding "PRIVATE KEY" or a redaction prefilter literal."""
+    import pyarrow.compute as pc
+    return pc.match_substring_regex(arr, _FLAG_TEXT)
+
+
+def flagged_data(arr):
+    """data texts scrub_data may change: flagged_text's, escapes, output keys, or a tool_input that
+    is not a flat object of kept keys."""
+    import pyarrow.compute as pc
+    return pc.or_(pc.match_substring_regex(arr, _FLAG_DATA),
+                  pc.not_equal(pc.count_substring(arr, '"tool_input"'),
+                               pc.count_substring_regex(arr, _KEPT_TOOL_INPUT.pattern)))
+
+
+# One alternation each, so RE2 reads a text once.
+_FLAG_TEXT = "PRIVATE KEY|" + _redact._PREFILTER.pattern
+_FLAG_DATA = "|".join((_FLAG_TEXT, _ESCAPES.pattern, _OUT_KEY.pattern))
+
+
+def _names_epoch(arr):
+    import pyarrow.compute as pc
+    return pc.match_substring(arr, '"policy_epoch"')
+
+
+def _flagged_indices(mask) -> list:
+    import pyarrow.compute as pc
+    return pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()
+
+
+def _scrubbed(values, fix, flagged, arr=None):
+    """values (a list of str or None; arr: them as an Arrow string array, if made already) as an
+    Arrow string array, each flagged one passed through fix."""
+    import pyarrow as pa
+    arr = pa.array(values, pa.string()) if arr is None else arr
+    idx = _flagged_indices(flagged(arr))
+    if not idx:
+        return arr
+    values = list(values)
+    for j in idx:
+        values[j] = fix(values[j])
+    return pa.array(values, pa.string())
 
 
 HOOK_SUMMARY_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("project", "s"), ("harness", "s"),
-                        ("latency_us", "i"), ("n", "i"), ("epoch_id", "i"), ("policy_epoch", "s"))
+                        ("latency_us", "i"), ("n", "i"), ("epoch_id", "i"), ("epoch_ts", "f"), ("policy_epoch", "s"))
 
 
 def hook_summary(events, ledger: str, through_id: int):
     """The hooks table's rows for one export (what `ctx stats --dataset` reads instead of its
     events): per (project, harness) of its hook events in a session, one row per distinct
     latency_us with how many had it (n), and one row (latency_us NULL, n 0) with the newest
-    event's policy epoch (epoch_id: that event's id).  Value counts add up across exports, so the
-    team scorecard's nearest-rank percentiles are exactly those of the events.
+    event's policy epoch (epoch_id, epoch_ts: that event's id and time; ids order one ledger's
+    events, times order a user's ledgers on two machines).  Value counts add up across exports, so
+    the team scorecard's nearest-rank percentiles are exactly those of the events.
 
     events: an Arrow table with at least HOOK_COLUMNS (the exporter's, or a generator's)."""
     import duckdb
@@ -635,11 +732,13 @@ def hook_summary(events, ledger: str, through_id: int):
     try:
         con.register("ev", events)
         got = con.sql("""
-            SELECT project, harness, latency_us, count(*) AS n, NULL::BIGINT AS epoch_id, NULL::VARCHAR AS policy_epoch
+            SELECT project, harness, latency_us, count(*) AS n, NULL::BIGINT AS epoch_id, NULL::DOUBLE AS epoch_ts,
+                   NULL::VARCHAR AS policy_epoch
             FROM ev WHERE kind = 'hook' AND session_id <> '-' AND latency_us IS NOT NULL
             GROUP BY project, harness, latency_us
             UNION ALL
             SELECT project, harness, NULL, 0, max(CASE WHEN policy_epoch IS NOT NULL THEN id END),
+                   max_by(ts, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END),
                    max_by(policy_epoch, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END)
             FROM ev WHERE kind = 'hook' AND session_id <> '-'
             GROUP BY project, harness

@@ -11,7 +11,8 @@ Read from a team dataset (reflex.analysis.dataset) with DuckDB, without scanning
 * the hook events, from the per-export summaries the exporter writes (the `hooks` table:
   reflex.analysis.dataset.hook_summary), by their session's project: hook latency percentiles
   (nearest rank, as `ctx stats` does; p50/p95/p99 in microseconds) from summed value counts, and
-  the policy epoch in force (the one the newest event recorded).
+  the policy epoch in force (the one the newest hook event recorded: newest by time, since one
+  user's ledgers on two machines have unrelated event ids).
 
 A session's project is the directory its first event ran in; its harness the harness of its hook
 events (ledgers older than the harness column were all Claude Code: "claude").
@@ -58,12 +59,14 @@ GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude')"""
 
 # Hook latency and the epoch in force, from the per-export hook summaries the exporter writes
 # (reflex.analysis.dataset.hook_summary): latency value counts, so the nearest-rank percentiles
-# (as `ctx stats` computes them) are exact, and per group the newest event's epoch.  A summary
+# (as `ctx stats` computes them) are exact, and per group the epoch of the newest hook event that
+# recorded one: per ledger the one with the highest id (ids are a ledger's order), across a user's
+# ledgers (two machines: unrelated ids) the newest of those by time.  A summary
 # belongs to the export named by its file, like its events: committed when through_id <= li's.
 SQL_HOOKS = """
 WITH h AS (
   SELECT s.part_user AS who, coalesce(s.project, '') AS project, coalesce(s.harness, 'claude') AS harness,
-         s.latency_us, s.n, s.epoch_id, s.policy_epoch
+         s.ledger, s.latency_us, s.n, s.epoch_id, s.epoch_ts, s.policy_epoch
   FROM hooks s JOIN li ON s.ledger = li.ledger AND s.through_id <= li.through_id
 ),
 lat AS (
@@ -83,9 +86,19 @@ pct AS (
          max(total) AS n
   FROM cum GROUP BY who, project, harness
 ),
+ep_ledger AS (
+  SELECT who, project, harness, ledger, max(epoch_id) AS epoch_id, max_by(epoch_ts, epoch_id) AS epoch_ts,
+         max_by(policy_epoch, epoch_id) AS epoch
+  FROM h WHERE latency_us IS NULL GROUP BY who, project, harness, ledger
+),
 ep AS (
-  SELECT who, project, harness, max_by(policy_epoch, epoch_id) AS epoch FROM h WHERE latency_us IS NULL
-  GROUP BY who, project, harness
+  SELECT who, project, harness, epoch FROM (
+    SELECT who, project, harness, epoch,
+           row_number() OVER (PARTITION BY who, project, harness
+                              ORDER BY CASE WHEN epoch_id IS NULL THEN 1 ELSE 0 END, epoch_ts DESC, ledger DESC)
+             AS newest
+    FROM ep_ledger) AS x
+  WHERE newest = 1
 )
 SELECT ep.who, ep.project, ep.harness, pct.p50, pct.p95, pct.p99, coalesce(pct.n, 0), ep.epoch
 FROM ep LEFT JOIN pct ON ep.who = pct.who AND ep.project = pct.project AND ep.harness = pct.harness"""
@@ -140,14 +153,20 @@ def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:
 
 
 def _check_summaries(dataset_dir) -> None:
-    """Every committed export has its hooks summary (an older ctx wrote none)."""
+    """Every committed export has its hooks summary, with today's columns (an older ctx wrote none,
+    or one without the epoch's time)."""
     import glob
     from reflex.analysis.compile import CompileError
     from reflex.analysis.compile_sql import _table_glob
     from reflex.analysis.dataset import committed
     if "://" in dataset_dir:
         return
-    have = {os.path.basename(p) for p in glob.glob(_table_glob(dataset_dir, "hooks"))}
+    import pyarrow.parquet as pq
+    from reflex.analysis.dataset import HOOK_SUMMARY_COLUMNS
+    want = {c for c, _k in HOOK_SUMMARY_COLUMNS}
+    # A summary without every column (an export by an older ctx) counts as none.
+    have = {os.path.basename(p) for p in glob.glob(_table_glob(dataset_dir, "hooks"))
+            if want <= set(pq.read_schema(p).names)}
     missing = [c for c in committed(dataset_dir) if os.path.basename(c["path"]) not in have]
     if missing:
         raise CompileError("%s: %d export(s) have no hook summaries (exported by an older ctx): re-export the "

@@ -194,16 +194,45 @@ def test_not_a_dataset_is_a_clear_error(team, tmp_path):
     assert p.returncode != 0 and "not a ctx team dataset" in p.stderr
 
 
+@pytest.mark.parametrize("damage", ["drop the epoch's time", "remove"])
+def test_summaries_from_an_older_ctx_are_a_clear_error(team, tmp_path, damage):
+    """A dataset holding an export by an older ctx (hook summaries missing, or without a column
+    the scorecard reads) asks for a re-export instead of failing inside the engine."""
+    import glob
+    import pyarrow.parquet as pq
+    ds = str(tmp_path / "ds")
+    shutil.copytree(team["ds"], ds)
+    victim = sorted(glob.glob(os.path.join(ds, "hooks", "*", "*", "*", "*.parquet")))[0]
+    if damage == "remove":
+        os.unlink(victim)
+    else:
+        pq.write_table(pq.read_table(victim).drop(["epoch_ts"]), victim)
+    p = subprocess.run([sys.executable, "-m", "reflex.entry", "stats", "--dataset", ds], env=team["alice"].env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "1 export(s) have no hook summaries" in p.stderr and "re-export" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+
+
 # The hook latency and epoch columns as they were computed from the events themselves, before the
 # exporter wrote summaries: the reference the summaries must reproduce exactly.
 _HOOKS_FROM_EVENTS = """
-WITH li AS (SELECT ledger, max(through_id) AS through_id FROM inputs GROUP BY ledger)
-SELECT e.part_user, coalesce(e.project, ''), coalesce(e.harness, 'claude'),
-       quantile_disc(e.latency_us, 0.5), quantile_disc(e.latency_us, 0.95), quantile_disc(e.latency_us, 0.99),
-       count(e.latency_us), max_by(e.policy_epoch, CASE WHEN e.policy_epoch IS NULL THEN NULL ELSE e.id END)
-FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
-WHERE e.kind = 'hook' AND e.session_id <> '-'
-GROUP BY ALL ORDER BY ALL"""
+WITH li AS (SELECT ledger, max(through_id) AS through_id FROM inputs GROUP BY ledger),
+ev AS (
+  SELECT e.part_user AS who, coalesce(e.project, '') AS project, coalesce(e.harness, 'claude') AS harness,
+         e.ledger, e.id, e.ts, e.latency_us, e.policy_epoch
+  FROM events e JOIN li ON e.ledger = li.ledger AND e.id <= li.through_id
+  WHERE e.kind = 'hook' AND e.session_id <> '-'
+),
+newest AS (    -- each ledger's newest epoch-recording event (by id), then the newest of those by time
+  SELECT who, project, harness, max_by(policy_epoch, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END) AS epoch,
+         max_by(ts, CASE WHEN policy_epoch IS NULL THEN NULL ELSE id END) AS ts, ledger
+  FROM ev GROUP BY ALL
+)
+SELECT who, project, harness, quantile_disc(latency_us, 0.5), quantile_disc(latency_us, 0.95),
+       quantile_disc(latency_us, 0.99), count(latency_us),
+       (SELECT max_by(n.epoch, CASE WHEN n.ts IS NULL THEN NULL ELSE (n.ts, n.ledger) END) FROM newest n
+        WHERE n.who = ev.who AND n.project = ev.project AND n.harness = ev.harness)
+FROM ev GROUP BY ALL ORDER BY ALL"""
 
 
 def test_stats_from_hook_summaries_equal_stats_from_events(team):
@@ -230,36 +259,42 @@ def test_hook_summaries_give_exact_percentiles_over_many_exports():
     from reflex.analysis.dataset import hook_summary
     from reflex.analysis.team import SQL_HOOKS
     rng = random.Random(15)
-    n = 4000
-    ev = {"id": list(range(1, n + 1)), "session_id": [rng.choice(["s1", "s2", "-"]) for _ in range(n)],
-          "kind": [rng.choice(["hook", "hook", "run"]) for _ in range(n)],
-          "project": [rng.choice(["/p/a", "/p/b", None, ""]) for _ in range(n)],
-          "harness": [rng.choice(["claude", None, "codex"]) for _ in range(n)],
-          "latency_us": [None if rng.random() < 0.05 else rng.randint(1, 400) for _ in range(n)],
-          "policy_epoch": [rng.choice([None, None, "e1", "e2"]) for _ in range(n)],
-          "part_user": [rng.choice(["alice", "bob"]) for _ in range(n)]}
-    events = pa.table(ev)
-    con = duckdb.connect()
-    try:
+    ledgers = {"L1": (4000, 1_000.0), "L2": (1500, 9_000.0)}   # L2: fewer ids, newer events (another machine)
+    tables, parts, inputs = [], [], {"ledger": [], "through_id": []}
+    for ledger, (n, t0) in ledgers.items():
+        ev = {"id": list(range(1, n + 1)), "ts": [t0 + k for k in range(n)],
+              "session_id": [rng.choice(["s1", "s2", "-"]) for _ in range(n)],
+              "kind": [rng.choice(["hook", "hook", "run"]) for _ in range(n)],
+              "project": [rng.choice(["/p/a", "/p/b", None, ""]) for _ in range(n)],
+              "harness": [rng.choice(["claude", None, "codex"]) for _ in range(n)],
+              "latency_us": [None if rng.random() < 0.05 else rng.randint(1, 400) for _ in range(n)],
+              "policy_epoch": [rng.choice([None, None, ledger + "-e1", ledger + "-e2"]) for _ in range(n)],
+              "part_user": [rng.choice(["alice", "bob"]) for _ in range(n)]}
+        events = pa.table(ev)
+        tables.append(events.append_column("ledger", pa.array([ledger] * n)))
         cuts = sorted(rng.sample(range(1, n), 7)) + [n]
-        parts, lo = [], 0
+        lo = 0
         for hi in cuts:          # one export per (user, range); the last range is not committed
             for user in ("alice", "bob"):
                 part = events.slice(lo, hi - lo)
                 chunk = part.filter(pc.equal(part["part_user"], user))
-                s = hook_summary(chunk, "L1", hi)
+                s = hook_summary(chunk, ledger, hi)
                 parts.append(s.append_column("part_user", pa.array([user] * s.num_rows, pa.string())))
             lo = hi
-        hooks = pa.concat_tables(parts)
-        inputs = pa.table({"ledger": ["L1"] * (len(cuts) - 1), "through_id": cuts[:-1]})
-        con.register("hooks", hooks)
-        con.register("events", events.append_column("ledger", pa.array(["L1"] * n)))
-        con.register("inputs", inputs)
+        inputs["ledger"] += [ledger] * (len(cuts) - 1)
+        inputs["through_id"] += cuts[:-1]
+    con = duckdb.connect()
+    try:
+        con.register("hooks", pa.concat_tables(parts))
+        con.register("events", pa.concat_tables(tables))
+        con.register("inputs", pa.table(inputs))
         con.execute("CREATE TEMP TABLE li AS SELECT ledger, max(through_id) AS through_id FROM inputs GROUP BY ledger")
         got = sorted(con.execute(SQL_HOOKS).fetchall())
         want = con.execute(_HOOKS_FROM_EVENTS).fetchall()
     finally:
         con.close()
+    # The newer machine's epoch is in force, though the older ledger's events have higher ids.
+    assert {r[7][:2] for r in got if r[7]} == {"L2"}
     assert len(want) >= 12 and got == want
 
 
@@ -336,3 +371,99 @@ def test_workers_option_misuse_is_a_clear_error(team, tmp_path, args, says):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and says in p.stderr, p.stderr
     assert not os.path.exists(tmp_path / "ds")
+
+
+# Pieces of event data texts: kept and dropped keys, escapes, secret shapes and near misses.
+_PIECES = ['{"tool_input":{"description":"d","timeout":5}', '{"tool_input":{"old_string":"o"}}', '"tool_input":{}',
+           '"error":"e"', '"errors":1', '"stdout"', '"policy_epoch":"e1"', '"policy_epoch"', "\\u0065", "\\/",
+           "\\n", "https://", "ghp_", "PRIVATE KEY", "PRIVATE  KEY", "?a=", "&", "sk-", "xoxb-", "AKIA", "{", "}",
+           '"', ",", ":", " ", "plain", "é", "null", "true", "-1.5e3"]
+
+
+def _data_texts(n, seed):
+    import random
+    rnd = random.Random(seed)
+    for _ in range(n):
+        yield "".join(rnd.choice(_PIECES) for _ in range(rnd.randint(0, 8)))
+
+
+def test_column_masks_say_what_the_python_fast_paths_say():
+    """The export finds the texts redaction may change with Arrow (RE2, a column at once): its
+    masks must agree with the Python fast paths text by text, and what neither flags is unchanged."""
+    import pyarrow as pa
+
+    from reflex.analysis import dataset as D
+    from reflex.digest import redact as R
+    texts = list(_data_texts(40_000, 11)) + ["", None]
+    arr = pa.array(texts, pa.string())
+    data_mask = D.flagged_data(arr).to_pylist()
+    text_mask = D.flagged_text(arr).to_pylist()
+    epoch_mask = D._names_epoch(arr).to_pylist()
+    seen = {True: 0, False: 0}
+    for t, dm, tm, em in zip(texts, data_mask, text_mask, epoch_mask):
+        if t is None:
+            assert dm is tm is em is None
+            continue
+        secret = "PRIVATE KEY" in t or R.may_hold_secret(t)
+        assert tm is secret, t
+        assert dm is (secret or D._ESCAPES.search(t) is not None or not D._nothing_to_drop(t)), t
+        assert em is ('"policy_epoch"' in t), t
+        if not dm:
+            assert D.scrub_data(t) == t
+        seen[dm] += 1
+    assert min(seen.values()) > 4_000          # both answers were exercised
+
+
+def test_event_tables_equal_the_per_row_functions():
+    """A date's events as the export writes them: each data, command and decision_detail exactly as
+    scrub_data / _red make it, and the epoch _policy_epoch reads."""
+    from reflex.analysis import dataset as D
+    texts = list(_data_texts(3_000, 12))
+    cols = D.EXPORT_COLUMNS
+    rows = []
+    for k, t in enumerate(texts):
+        r = dict.fromkeys(cols)
+        r.update(id=k + 1, ts=86400.0 * 20000 + k, session_id="s", data=t,
+                 command=None if k % 7 == 0 else texts[-k - 1], decision_detail=texts[k // 2] if k % 3 else None)
+        rows.append(tuple(r[c] for c in cols))
+    tables = D._EventTables("L", {"s": "/p"})
+    tables.add(rows)
+    (table,) = tables.tables().values()
+    got = table.to_pydict()
+    assert got["data"] == [D.scrub_data(t) for t in texts]
+    assert got["command"] == [None if r[cols.index("command")] is None else D._red(r[cols.index("command")])
+                              for r in rows]
+    assert got["decision_detail"] == [None if r[cols.index("decision_detail")] is None
+                                      else D._red(r[cols.index("decision_detail")]) for r in rows]
+    assert got["policy_epoch"] == [D._policy_epoch(t) for t in texts]
+    assert sum(a != b for a, b in zip(got["data"], texts)) > 5 and set(got["project"]) == {"/p"}
+
+
+def test_sessions_without_runs_give_the_same_facts_from_fewer_rows(team):
+    """A session with no run event has its facts computed from its fact-bearing rows alone
+    (dataset._fact_bearing): they are the facts of its whole history."""
+    from reflex.analysis import dataset as D
+    from reflex.analysis.stats.ledger_read import Reader
+    cols = D.EXPORT_COLUMNS
+    checked = 0
+    for dev in (team["alice"], team["bob"]):
+        reader = Reader(dev.paths.ledger, migrate=False)
+        try:
+            rows = reader.query("SELECT %s FROM events WHERE session_id != '-' ORDER BY session_id, seq"
+                                % ", ".join(cols))
+        finally:
+            reader.close()
+        by = {}
+        for r in rows:
+            by.setdefault(r[cols.index("session_id")], []).append(r)
+        for sid, srows in by.items():
+            assert D._fact_bearing(srows) is srows          # every session here ran something
+            runless = [r for r in srows if r[cols.index("kind")] != "run"]
+            kept = D._fact_bearing(runless)
+            assert len(kept) < len(runless)
+            whole, fewer = ({c: [] for c, _k in D.FACT_COLUMNS} for _ in range(2))
+            D._facts_rows(whole, sid, [dict(zip(cols, r)) for r in runless], "L", 9)
+            D._facts_rows(fewer, sid, [dict(zip(cols, r)) for r in kept], "L", 9)
+            assert whole == fewer and whole["model"][0] and whole["project"][0]
+            checked += 1
+    assert checked >= 4
