@@ -294,17 +294,17 @@ class _Builder:
 
     def pre(self, row):
         tool = row.get("tool_name")
-        data = load_data(row)
         decision = row.get("decision") if row.get("decision") in ("pass", "rewrite", "deny") else None
         if tool == "Bash" and isinstance(row.get("command"), str):
             prior = self.open.get(row.get("tool_use_id")) if row.get("tool_use_id") else None
             if prior is not None:           # a duplicate PreToolUse (spool replay): keep the first
                 return
-            self._issued(self._new_call(row, row["command"], decision, data))
+            self._issued(self._new_call(row, row["command"], decision, load_data(row)))
             return
         if decision == "deny":
             return
         if tool in EDIT_TOOLS or tool in SUBAGENT_TOOLS:
+            data = load_data(row)           # (other tools' data is never read: not parsed)
             ti = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
             path = ti.get("file_path") or ti.get("notebook_path")
             self.tl.edits.append(Edit(row.get("seq") or 0, row.get("uid") or "", tool,
