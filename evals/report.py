@@ -496,18 +496,26 @@ def team_rows():
     out.append(row(15, "ctx stats --dataset (DuckDB), %s events" % st.get("events"), st.get("wall_s"), "s",
                    target="<= 10 s at 100M" if (st.get("events") or 0) >= 100_000_000 else None,
                    ok=((st.get("wall_s") or 1e9) <= 10) if (st.get("events") or 0) >= 100_000_000 else None,
-                   note="peak RSS %s MB" % st.get("peak_rss_mb")))
+                   note="peak RSS %s MB%s" % (st.get("peak_rss_mb"), _of_runs(st.get("walls_s")))))
     ex = d.get("export") or {}
     full = (ex.get("events") or 0) >= 1_000_000
     out.append(row(15, "ledger export --dataset, %s events" % ex.get("events"), ex.get("wall_s"), "s",
                    "the same export in one process (--workers 1)", ex.get("one_process_wall_s"),
                    target="<= 10 s for 1M" if full else None,
                    ok=((ex.get("wall_s") or 1e9) <= 10) if full else None,
-                   note="peak RSS %s MB with %s workers (one process: %s MB)"
-                   % (ex.get("peak_rss_mb"), ex.get("workers"), ex.get("one_process_peak_rss_mb"))))
+                   note="peak RSS %s MB with %s workers (one process: %s MB)%s%s"
+                   % (ex.get("peak_rss_mb"), ex.get("workers"), ex.get("one_process_peak_rss_mb"),
+                      _of_runs(ex.get("walls_s")), _of_runs(ex.get("one_process_walls_s"), "one process "))))
     out.append(row(15, "ledger export --dataset again: rows added", ex.get("second_added_rows"), "rows", target="0",
                    ok=ex.get("second_added_rows") == 0))
     return out
+
+
+def _of_runs(walls, what="") -> str:
+    """A median's note: the wall time of every run it was taken over."""
+    if not walls or len(walls) < 2:
+        return ""
+    return "; %smedian of %d runs: %s s" % (what, len(walls), ", ".join("-" if w is None else "%g" % w for w in walls))
 
 
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
