@@ -1023,6 +1023,17 @@ def count_testcase(t: dict, tid: str, tc: ET.Element) -> str:
     return "passed"
 
 
+def tally_testcase(t: dict, tid: str, failed: bool, skipped: bool) -> None:
+    """One test into the truth as failed, skipped or passed (for runners whose report has no
+    separate error outcome, or that count an error as a failure)."""
+    if failed:
+        t["failed"].append(tid)
+    elif skipped:
+        t["skipped_count"] += 1
+    else:
+        t["passed_count"] += 1
+
+
 def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, str]:
     xml = tmp / "node-junit.xml"
     args = case.command.split()[2:] if case.command.startswith("node --test") else []
@@ -1035,12 +1046,7 @@ def truth_nodetest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, st
         name = tc.get("name", "")
         # A file that failed to load is a top-level "test" named by its absolute path.
         tid = rel(name, case.cwd) if name.startswith("/") else " > ".join([*suites, name])
-        if tc.find("failure") is not None:
-            t["failed"].append(tid)
-        elif tc.find("skipped") is not None:
-            t["skipped_count"] += 1
-        else:
-            t["passed_count"] += 1
+        tally_testcase(t, tid, tc.find("failure") is not None, tc.find("skipped") is not None)
     if "dot" in case.command:
         t["ids_printed"] = "leaf"  # the dot reporter names a failing test without its suites
     return finish_truth(t), "node --test --test-reporter=junit (suite nesting gives the id path)", cmd
@@ -1215,12 +1221,8 @@ def truth_gradle(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str,
         # A failing @BeforeClass is the testcase `classMethod`, printed and counted by Gradle as
         # one failed test (`cart.StoreTest > classMethod FAILED`): kept as Gradle reports it.
         tid = f"{cls} > {name}"
-        if tc.find("failure") is not None or tc.find("error") is not None:
-            t["failed"].append(tid)
-        elif tc.find("skipped") is not None:
-            t["skipped_count"] += 1
-        else:
-            t["passed_count"] += 1
+        tally_testcase(t, tid, tc.find("failure") is not None or tc.find("error") is not None,
+                       tc.find("skipped") is not None)
     return finish_truth(t), ("Gradle's JUnit XML results (build/test-results/test); a failing @BeforeClass is the "
                              "testcase classMethod; compile errors: javac's lines in that run"), cmd
 
@@ -1330,12 +1332,8 @@ def truth_ctest(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, 
     t = empty_truth()
     for _suites, tc in junit_cases(xml):
         status = tc.get("status", "")
-        if tc.find("failure") is not None or status == "fail":
-            t["failed"].append(tc.get("name", ""))
-        elif tc.find("skipped") is not None or status in ("notrun", "disabled"):
-            t["skipped_count"] += 1
-        else:
-            t["passed_count"] += 1
+        tally_testcase(t, tc.get("name", ""), tc.find("failure") is not None or status == "fail",
+                       tc.find("skipped") is not None or status in ("notrun", "disabled"))
     return finish_truth(t), "ctest --output-junit", cmd
 
 
@@ -1505,12 +1503,8 @@ def truth_bun(case: Case, env: dict[str, str], tmp: Path) -> tuple[dict, str, st
         file = tc.get("file") or (suites[0] if suites else "")
         seen.add(file)
         tid = " > ".join([file, *suites[1:], tc.get("name", "")])
-        if tc.find("failure") is not None or tc.find("error") is not None:
-            t["failed"].append(tid)
-        elif tc.find("skipped") is not None:
-            t["skipped_count"] += 1
-        else:
-            t["passed_count"] += 1
+        tally_testcase(t, tid, tc.find("failure") is not None or tc.find("error") is not None,
+                       tc.find("skipped") is not None)
     probes = []
     if "--bail" not in case.command:
         named = [a.lstrip("./") for a in shlex_split(base)[2:] if a.endswith((".js", ".ts"))]

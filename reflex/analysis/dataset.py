@@ -134,11 +134,15 @@ def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
     return out
 
 
+def _may_redact(text: str) -> bool:
+    """Whether reflex.digest.redact.redact may change text: only a PEM block or a text holding a
+    prefilter literal can (flagged_text is the same test over a column)."""
+    return "PRIVATE KEY" in text or _redact.may_hold_secret(text)
+
+
 def _red(text: str) -> str:
     """reflex.digest.redact.redact, without its split/join when no secret shape can be in the text."""
-    if "PRIVATE KEY" in text or _redact.may_hold_secret(text):
-        return _redact.redact(text)
-    return text
+    return _redact.redact(text) if _may_redact(text) else text
 
 
 # A JSON escape that could spell an output key or a secret shape without showing it in the raw
@@ -193,22 +197,21 @@ def scrub_data(text):
     """An event's `data` JSON as it may leave the machine (see the module docstring)."""
     if not text:
         return text
-    r = _redact
     escaped = _ESCAPES.search(text) is not None
     if not escaped and _nothing_to_drop(text):
         # Nothing to drop; a secret shape anywhere sends it through the full path (a PEM block's
         # lines are only found once the JSON string is decoded).
-        if "PRIVATE KEY" not in text and not r.may_hold_secret(text):
+        if not _may_redact(text):
             return text
     try:
         d = json.loads(text)
     except (TypeError, ValueError):
-        return r.redact(text)
+        return _redact.redact(text)
     kept = _dumps(_drop_outputs(d))
     # Redaction changes a string only when it holds "PRIVATE KEY" or a _PREFILTER literal; those
     # are made of characters json.dumps(ensure_ascii=False) writes as themselves, so when the
     # kept text holds neither, no string in it can change and the per-string pass is skipped.
-    if "PRIVATE KEY" not in kept and not r.may_hold_secret(kept):
+    if not _may_redact(kept):
         return kept
     return _dumps(_redact_strings(_drop_outputs(d)))
 
@@ -607,6 +610,8 @@ def facts_row_groups(table) -> list:
 
 
 HOOK_COLUMNS = ("id", "ts", "session_id", "kind", "project", "harness", "latency_us", "policy_epoch")
+
+
 class _EventTables:
     """Events (rows of EXPORT_COLUMNS) as Arrow tables of events_schema() per date partition,
     redacted, with the normalized columns (EVENT_EXTRA) added."""
@@ -670,7 +675,7 @@ class _EventTables:
 # them against the Python predicates.
 
 def flagged_text(arr):
-    """Texts _red may change: those holding "PRIVATE KEY" or a redaction prefilter literal."""
+    """Texts _red may change: _may_redact over a column."""
     import pyarrow.compute as pc
     return pc.match_substring_regex(arr, _FLAG_TEXT)
 
