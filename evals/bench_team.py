@@ -36,6 +36,7 @@ import os
 import random
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,8 +76,13 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def timed(args, env, timeout=3600):
-    """-> (wall s, rc, stdout, stderr, peak RSS MB of the whole process tree)."""
+def timed(args, env, timeout=3600, cpu=None):
+    """-> (wall s, rc, stdout, stderr, peak RSS MB of the whole process tree).
+
+    cpu: a list to append the CPU seconds (user + system) of the process tree to: its waited-for
+    descendants (an export's pool workers) included.  One command runs at a time here."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "reflex.entry"] + args, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -99,6 +105,9 @@ def timed(args, env, timeout=3600):
     wall = time.perf_counter() - t0
     done.set()
     th.join()
+    if cpu is not None:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return wall, p.returncode, out, err, peak[0] / 1024.0
 
 
@@ -352,18 +361,20 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
             ne = nb
         eds = os.path.join(root, "export-ds")
         export = ["ledger", "export", "--ledger", led, "--format", "parquet", "--dataset"]
-        w1, rc1, _o, e1, mb1 = timed(export + [eds], env)
+        cpu_pooled: list = []
+        w1, rc1, _o, e1, mb1 = timed(export + [eds], env, cpu=cpu_pooled)
         w2, rc2, _o, e2, _mb = timed(export + [eds], env)
         # same-run baseline: the same export in one process (--workers 1).  This machine's speed
         # drifts over minutes: each is run ROUNDS times, alternating, into fresh directories, and
         # the medians are reported (every wall time is kept).
-        pooled, one = [(w1, mb1)], []
+        # The CPU seconds of each (the pool's workers included) say how far 2 cores can take it.
+        pooled, one, cpu_one = [(w1, mb1)], [], []
         for k in range(ROUNDS):
-            for runs, extra in ((one, ["--workers", "1"]), (pooled, [])):
+            for runs, extra, cpu in ((one, ["--workers", "1"], cpu_one), (pooled, [], cpu_pooled)):
                 if runs is pooled and len(pooled) == ROUNDS:
                     continue
                 d = "%s-%d" % (eds, k)
-                w, rc, _o, e, mb = timed(export + [d] + extra, env)
+                w, rc, _o, e, mb = timed(export + [d] + extra, env, cpu=cpu)
                 shutil.rmtree(d, ignore_errors=True)
                 if rc:
                     raise SystemExit("export failed: %s" % e.decode()[-1500:])
@@ -381,6 +392,7 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
                          "walls_s": [round(w, 2) for w, _mb in pooled],
                          "one_process_walls_s": [round(w, 2) for w, _mb in one],
                          "one_process_peak_rss_mb": round(mb0, 1), "speedup_vs_one_process": round(w0 / w1, 2),
+                         "cpu_s": round(statistics.median(cpu_pooled), 1), "one_process_cpu_s": round(statistics.median(cpu_one), 1),
                          "second_wall_s": round(w2, 2), "second_added_rows": 0 if "0 rows added" in e2.decode() else None,
                          "first_message": e1.decode().strip()[-300:], "second_message": e2.decode().strip()[-300:]}
         log("export of %d events: %.1f s (%.0f MB, %d workers; one process: %.1f s, %.0f MB); again: %.1f s, %s"

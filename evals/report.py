@@ -503,12 +503,22 @@ def team_rows():
                    "the same export in one process (--workers 1)", ex.get("one_process_wall_s"),
                    target="<= 10 s for 1M" if full else None,
                    ok=((ex.get("wall_s") or 1e9) <= 10) if full else None,
-                   note="peak RSS %s MB with %s workers (one process: %s MB)%s%s"
+                   note="peak RSS %s MB with %s workers (one process: %s MB)%s%s%s"
                    % (ex.get("peak_rss_mb"), ex.get("workers"), ex.get("one_process_peak_rss_mb"),
-                      _of_runs(ex.get("walls_s")), _of_runs(ex.get("one_process_walls_s"), "one process "))))
+                      _cpu_note(ex), _of_runs(ex.get("walls_s")),
+                      _of_runs(ex.get("one_process_walls_s"), "one process "))))
     out.append(row(15, "ledger export --dataset again: rows added", ex.get("second_added_rows"), "rows", target="0",
                    ok=ex.get("second_added_rows") == 0))
     return out
+
+
+def _cpu_note(ex) -> str:
+    """The export's CPU seconds (its workers included): divided by the workers, the shortest wall
+    time that much work can take here."""
+    if ex.get("cpu_s") is None:
+        return ""
+    return "; CPU %s s (%s workers: >= %.1f s of wall), one process %s s" % (
+        ex["cpu_s"], ex.get("workers"), ex["cpu_s"] / max(1, ex.get("workers") or 1), ex.get("one_process_cpu_s"))
 
 
 def _of_runs(walls, what="") -> str:

@@ -230,9 +230,18 @@ _DAYS: dict = {}
 
 
 def _date(ts) -> str:
-    """The UTC date of a timestamp (cached per day: an export formats a million of them)."""
+    """The UTC date of a timestamp ("1970-01-01" for one that is not a time)."""
     try:
-        day = int(float(ts) // 86400)
+        return _day_text(float(ts) // 86400)
+    except (TypeError, ValueError):
+        return "1970-01-01"
+
+
+def _day_text(day) -> str:
+    """The date of a day number (days since the epoch, a float as // gives it; cached: an export
+    meets a few hundred)."""
+    try:
+        day = int(day)
     except (TypeError, ValueError, OverflowError):
         return "1970-01-01"
     text = _DAYS.get(day)
@@ -243,6 +252,33 @@ def _date(ts) -> str:
             text = "1970-01-01"
         _DAYS[day] = text
     return text
+
+
+def date_masks(ts) -> list:
+    """[(date, mask)] of an Arrow float64 column of timestamps: each row in the mask of its _date.
+    The day is ts // 86400 exactly (floor of the division, then corrected where it rounded), and
+    only each distinct day is turned into text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    day = pc.floor(pc.divide(ts, 86400.0))
+    day = pc.if_else(pc.greater(pc.multiply(day, 86400.0), ts), pc.subtract(day, 1.0), day)
+    day = pc.if_else(pc.less_equal(pc.multiply(pc.add(day, 1.0), 86400.0), ts), pc.add(day, 1.0), day)
+    enc = pc.dictionary_encode(day)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    codes: dict = {}
+    for code, value in enumerate(enc.dictionary.to_pylist()):
+        codes.setdefault(_day_text(value), []).append(code)
+    nulls = enc.null_count > 0
+    if nulls:
+        codes.setdefault("1970-01-01", [])
+    out = []
+    for text, group in codes.items():
+        mask = pc.is_in(enc.indices, value_set=pa.array(group, enc.indices.type))
+        if nulls and text == "1970-01-01":
+            mask = pc.or_(mask, pc.is_null(enc.indices))
+        out.append((text, mask))
+    return out
 
 
 @contextlib.contextmanager
@@ -614,38 +650,32 @@ HOOK_COLUMNS = ("id", "ts", "session_id", "kind", "project", "harness", "latency
 
 class _EventTables:
     """Events (rows of EXPORT_COLUMNS) as Arrow tables of events_schema() per date partition,
-    redacted, with the normalized columns (EVENT_EXTRA) added."""
+    redacted, with the normalized columns (EVENT_EXTRA) added.  Rows are converted BATCH at a
+    time, whatever their dates, and then split by date (a filter per date the batch holds)."""
 
     def __init__(self, ledger, projects):
         self.ledger, self.projects = ledger, projects
         self.schema = events_schema()
-        self.by_date: dict = {}
+        self.pending: list = []
         self.done: dict = {}
         self.rows = 0
         self._i = {c: EXPORT_COLUMNS.index(c) for c in ("ts", "session_id", "data", "command", "decision_detail")}
 
     def add(self, rows) -> None:
-        i_ts = self._i["ts"]
-        for r in rows:
-            date = _date(r[i_ts])
-            buf = self.by_date.get(date)
-            if buf is None:
-                buf = self.by_date[date] = []
-            buf.append(r)
-            if len(buf) >= BATCH:
-                self._convert(date)
+        self.pending.extend(rows)
         self.rows += len(rows)
+        if len(self.pending) >= BATCH:
+            self._convert()
 
     def tables(self) -> dict:
         """{date: one Arrow table} of everything added."""
         import pyarrow as pa
-        for date in list(self.by_date):
-            self._convert(date)
+        self._convert()
         return {d: parts[0] if len(parts) == 1 else pa.concat_tables(parts) for d, parts in self.done.items()}
 
-    def _convert(self, date) -> None:
+    def _convert(self) -> None:
         import pyarrow as pa
-        rows = self.by_date.pop(date)
+        rows, self.pending = self.pending, []
         if not rows:
             return
         columns = [list(c) for c in zip(*rows)]
@@ -663,9 +693,12 @@ class _EventTables:
             arrays[i[k]] = _scrubbed(columns[i[k]], _red, flagged_text)
         projects = self.projects
         columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
-        self.done.setdefault(date, []).append(pa.Table.from_arrays(
+        table = pa.Table.from_arrays(
             [arrays[k] if k in arrays else pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)],
-            schema=sch))
+            schema=sch)
+        masks = date_masks(table.column(i["ts"]))
+        for date, mask in masks:
+            self.done.setdefault(date, []).append(table if len(masks) == 1 else table.filter(mask))
 
 
 # Redaction of a column at once.  Most texts cannot change (no secret shape, no output key): the

@@ -35,22 +35,26 @@ if TYPE_CHECKING:
 _PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END ([A-Z0-9 ]*)PRIVATE KEY(?: BLOCK)?-----")
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    # (kind, pattern, group to replace: 0 = whole match)
-    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b"), 0),
-    ("aws-secret", re.compile(r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b"), 1),
-    ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), 0),
-    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
-    ("stripe-key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b"), 0),
-    ("api-key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{32,}"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"), 1),
-    ("url-secret", re.compile(r"(?i)[?&](?:password|passwd|pwd|token|secret|api_?key|access_token)=([^&\s#]+)"), 1),
+_PATTERNS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
+    # (kind, pattern, group to replace: 0 = whole match, the literals one of which every match holds)
+    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b"), 0,
+     ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA")),
+    # (?i): its literal is looked for in the lowercased line (_LOWER).
+    ("aws-secret", re.compile(r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b"), 1, ("secret",)),
+    ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), 0, ("gh",)),
+    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), 0, ("github_pat_",)),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0, ("glpat-",)),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0, ("xox",)),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"), 0, ("hooks.slack",)),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0, ("AIza",)),
+    ("stripe-key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b"), 0, ("k_live_",)),
+    ("api-key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{32,}"), 0, ("sk-",)),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, ("eyJ",)),
+    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"), 1, ("://",)),
+    ("url-secret", re.compile(r"(?i)[?&](?:password|passwd|pwd|token|secret|api_?key|access_token)=([^&\s#]+)"), 1, ("=",)),
 )
+# The patterns whose literal is matched case-insensitively.
+_LOWER = frozenset({"aws-secret"})
 
 
 def _sub_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
@@ -91,9 +95,18 @@ def redact_line(line: str) -> str:
     """Single-line patterns only (no PEM blocks); cheap when there is nothing to find."""
     if not _PREFILTER.search(line):
         return line
-    for kind, pattern, group in _PATTERNS:
-        if pattern.search(line):
+    # A pattern runs only on a line holding one of its literals: most of them start with \b,
+    # which keeps re from skipping ahead to a literal, so each search would read the whole line.
+    lower = None
+    for kind, pattern, group, literals in _PATTERNS:
+        if kind in _LOWER:
+            lower = line.lower() if lower is None else lower
+            where = lower
+        else:
+            where = line
+        if any(lit in where for lit in literals) and pattern.search(line):
             line = pattern.sub(_sub_group(kind, group), line)
+            lower = None
     return line
 
 

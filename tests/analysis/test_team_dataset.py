@@ -439,6 +439,55 @@ def test_event_tables_equal_the_per_row_functions():
     assert sum(a != b for a, b in zip(got["data"], texts)) > 5 and set(got["project"]) == {"/p"}
 
 
+def test_date_masks_put_each_row_in_its_date():
+    """The export splits a batch by date in Arrow: each row lands in _date(ts)'s partition, near
+    midnight (where ts / 86400 rounds up to the next day), before 1970, and for timestamps that
+    are no date (none, infinite, beyond year 9999)."""
+    import math
+    import random
+    import pyarrow as pa
+    from reflex.analysis import dataset as D
+    rnd = random.Random(5)
+    # (-5e-324 / 86400 rounds to -0.0, whose floor is day 0; ts // 86400 is day -1)
+    ts = [None, math.inf, -math.inf, 1e300, -1.5, 0.0, -86400.0, 86400.0, 253402300800.0 * 2, -5e-324, -1e-320]
+    for _ in range(4000):
+        day = rnd.randint(-400, 40000)
+        edge = math.nextafter(day * 86400.0, -math.inf) if rnd.random() < 0.3 else day * 86400.0 + rnd.random() * 86400
+        ts.append(edge)
+    ts += [1.7e9 + k * 0.37 for k in range(2000)]
+    rnd.shuffle(ts)
+    masks = D.date_masks(pa.array(ts, pa.float64()))
+    got = [None] * len(ts)
+    for date, mask in masks:
+        for j, hit in enumerate(mask.to_pylist()):
+            if hit:
+                assert got[j] is None, (ts[j], got[j], date)      # one date a row
+                got[j] = date
+    assert got == [D._date(t) for t in ts]
+    assert len({d for d, _m in masks}) > 3000 and "1970-01-01" in dict(masks)
+
+
+def test_event_tables_split_batches_by_date_in_row_order():
+    """Rows of many dates, added in several calls and more than one batch: each date's table holds
+    exactly that date's rows, in the order they were added."""
+    from reflex.analysis import dataset as D
+    cols = D.EXPORT_COLUMNS
+    rows = []
+    for k in range(D.BATCH + 5000):
+        r = dict.fromkeys(cols)
+        r.update(id=k + 1, ts=86400.0 * (20000 + (k * 7919) % 13) + k % 86400, session_id="s%d" % (k % 50),
+                 data='{"k":%d}' % k)
+        rows.append(tuple(r[c] for c in cols))
+    tables = D._EventTables("L", {})
+    for lo in range(0, len(rows), 997):
+        tables.add(rows[lo:lo + 997])
+    got = {d: t.column("id").to_pylist() for d, t in tables.tables().items()}
+    want = {}
+    for r in rows:
+        want.setdefault(D._date(r[cols.index("ts")]), []).append(r[0])
+    assert got == want and len(got) == 13
+
+
 def test_sessions_without_runs_give_the_same_facts_from_fewer_rows(team):
     """A session with no run event has its facts computed from its fact-bearing rows alone
     (dataset._fact_bearing): they are the facts of its whole history."""

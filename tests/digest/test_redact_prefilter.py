@@ -42,3 +42,50 @@ def test_may_hold_secret_says_what_the_prefilter_says():
 def test_nothing_a_pattern_redacts_is_ruled_out(text):
     assert r.redact(text) != text                 # a real secret shape ...
     assert r.may_hold_secret(text) and r._PREFILTER.search(text)   # ... always reaches the patterns
+
+
+# Real secrets of every kind (and case variants of the case-insensitive ones), for the fuzz below
+# to embed among the seeds so that patterns match as well as miss.
+SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ASIA" + "Q" * 16, "ghp_" + "a" * 36, "ghs_" + "Z9" * 20, "github_pat_" + "b" * 40,
+           "glpat-" + "c" * 20, "xoxb-123-456-abcdef", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXX",
+           "AIza" + "d" * 35, "rk_live_" + "e" * 24, "sk-ant-" + "f" * 40, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fw",
+           "postgres://u:pw@h/db", "?token=abc", "&PassWord=x", "AWS_SECRET_ACCESS_KEY=" + "w" * 40,
+           "aws_SeCrEt_access_key: '" + "K" * 40 + "'", "AwsSecretAccessKey=" + "/" * 40]
+
+
+def _every_pattern(line):
+    """redact_line as it was before its literal gates: every pattern searched on every line the
+    prefilter lets through (the reference the gated loop must equal)."""
+    if not r._PREFILTER.search(line):
+        return line
+    for kind, pattern, group, _literals in r._PATTERNS:
+        if pattern.search(line):
+            line = pattern.sub(r._sub_group(kind, group), line)
+    return line
+
+
+def test_literal_gates_change_nothing():
+    rnd = random.Random(11)
+    seen = {True: 0, False: 0}
+    for text in _texts(30_000, 13):
+        if rnd.random() < 0.5:
+            cut = rnd.randint(0, len(text))
+            text = text[:cut] + rnd.choice(SECRETS) + rnd.choice(["", " ", "x", "\"", "://", "?a=1"]) + text[cut:]
+        for line in text.split("\n"):
+            want = _every_pattern(line)
+            assert r.redact_line(line) == want, line
+            seen[want != line] += 1
+    assert min(seen.values()) > 5_000          # lines redacted and lines left alone
+
+
+@pytest.mark.parametrize("kind,pattern,group,literals", r._PATTERNS)
+def test_every_match_holds_its_literal(kind, pattern, group, literals):
+    """A gate may only skip a line the pattern cannot match: each real secret the pattern matches
+    holds one of its literals (lowercased for the case-insensitive ones)."""
+    matched = 0
+    for s in SECRETS:
+        for m in pattern.finditer(s):
+            text = m.group(0).lower() if kind in r._LOWER else m.group(0)
+            assert any(lit in text for lit in literals), (kind, s)
+            matched += 1
+    assert matched, kind                           # the secrets exercise every pattern
