@@ -68,10 +68,11 @@ def _export_dataset(path, dataset_dir, host, user, hash_user, workers=None):
     import getpass
     import socket
     try:
-        from reflex.analysis.dataset import DatasetError, export_dataset
+        from reflex.analysis.dataset import DatasetError, export_dataset, use_system_allocator
         import pyarrow  # noqa: F401
     except ImportError as e:
         raise UserError("dataset export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+    use_system_allocator()
     try:
         res = export_dataset(path, dataset_dir, host=host or socket.gethostname(), user=user or getpass.getuser(),
                              hash_user=hash_user, workers=workers)

@@ -298,6 +298,33 @@ def test_hook_summaries_give_exact_percentiles_over_many_exports():
     assert len(want) >= 12 and got == want
 
 
+def test_merged_chunk_summaries_equal_the_summary_of_all_events():
+    """An export's workers summarize their own chunks (random sizes here, one chunk without hook
+    events, one empty); the merged summary is the one table hook_summary gives over every event."""
+    import random
+    import pyarrow as pa
+    from reflex.analysis.dataset import hook_summary, merge_hook_summaries
+    rng = random.Random(16)
+    n = 6000
+    ev = pa.table({"id": list(range(1, n + 1)), "ts": [1e9 + k * rng.random() for k in range(n)],
+                   "session_id": [rng.choice(["s1", "s2", "-"]) for _ in range(n)],
+                   "kind": [rng.choice(["hook", "hook", "run"]) if k < 5000 or k > 5300 else "run" for k in range(n)],
+                   "project": [rng.choice(["/p/a", "/p/b", None, ""]) for _ in range(n)],
+                   "harness": [rng.choice(["claude", None, "codex"]) for _ in range(n)],
+                   "latency_us": [None if rng.random() < 0.05 else rng.randint(1, 300) for _ in range(n)],
+                   "policy_epoch": [None if rng.random() < 0.9 else rng.choice(["e1", "e2", "e3"]) for _ in range(n)]})
+    cuts = sorted(rng.sample(range(1, 5000), 9)) + [5000, 5300, 5300, n]
+    parts, lo = [], 0
+    for hi in cuts:
+        parts.append(hook_summary(ev.slice(lo, hi - lo), "L", 99))
+        lo = hi
+    assert any(p.num_rows == 0 for p in parts)
+    whole = hook_summary(ev, "L", 99)
+    assert whole.num_rows > 100 and whole["policy_epoch"].null_count < whole.num_rows
+    assert merge_hook_summaries(parts, "L", 99).equals(whole)
+    assert merge_hook_summaries([], "L", 99).equals(hook_summary(ev.slice(0, 0), "L", 99))
+
+
 @pytest.mark.parametrize("text", [
     '{"tool_input":{"command":"x","description":"curl https://u:pw@h/ ghp_' + "a" * 40 + '"},"tool_response":"y"}',
     '{"tool_input":{"description":"https:\\/\\/u:pw@host\\/p"},"error":"e"}',
