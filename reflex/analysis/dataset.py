@@ -458,7 +458,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 loose.add(batch)
             loose_tables = loose.tables()
             write_events(loose_tables)
-            hook_parts.append(hook_summary(_hook_columns(loose_tables), ledger, last_id))
+            hook_parts.append(_hook_summary_of(loose_tables, ledger, last_id))
             rows += loose.rows
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
@@ -598,17 +598,16 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
     finally:
         reader.close()
     tables = out.tables()
-    return {"events": tables, "hooks": hook_summary(_hook_columns(tables), ledger, last_id),
+    return {"events": tables, "hooks": _hook_summary_of(tables, ledger, last_id),
             "facts": _facts_table(facts), "rows": out.rows, "sessions": sessions}
 
 
-def _hook_columns(by_date):
-    """The columns hook_summary reads, of {date: events table}, as one table."""
+def _hook_summary_of(by_date, ledger, through_id):
+    """hook_summary of the events in {date: events table} (a chunk's, or the loose events')."""
     import pyarrow as pa
-    parts = [t.select(HOOK_COLUMNS) for _d, t in sorted(by_date.items())]
-    if not parts:
-        return events_schema().empty_table().select(HOOK_COLUMNS)
-    return pa.concat_tables(parts).combine_chunks()
+    parts = [t.select(HOOK_COLUMNS) for t in by_date.values()]
+    events = pa.concat_tables(parts) if parts else events_schema().empty_table().select(HOOK_COLUMNS)
+    return hook_summary(events, ledger, through_id)
 
 
 _I_KIND, _I_HOOK, _I_CWD, _I_HARNESS = (EXPORT_COLUMNS.index(c) for c in ("kind", "hook_event", "cwd", "harness"))

@@ -97,16 +97,10 @@ def redact_line(line: str) -> str:
         return line
     # A pattern runs only on a line holding one of its literals: most of them start with \b,
     # which keeps re from skipping ahead to a literal, so each search would read the whole line.
-    lower = None
     for kind, pattern, group, literals in _PATTERNS:
-        if kind in _LOWER:
-            lower = line.lower() if lower is None else lower
-            where = lower
-        else:
-            where = line
+        where = line.lower() if kind in _LOWER else line
         if any(lit in where for lit in literals) and pattern.search(line):
             line = pattern.sub(_sub_group(kind, group), line)
-            lower = None
     return line
 
 
