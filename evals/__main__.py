@@ -61,7 +61,7 @@ BENCHES = {
     "team": ("bench_team.py", None,
              ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
              "bench_team.json"),
-    "ledger_guard": ("bench_ledger_guard.py", ["--events", "1000", "--rounds", "1"], [], 600, "bench_ledger_guard.json"),
+    "ledger_guard": ("bench_ledger_guard.py", [], [], 600, "bench_ledger_guard.json"),
 }
 
 

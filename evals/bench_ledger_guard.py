@@ -1,7 +1,7 @@
 """What the ledger's guards cost the writer: the no-replace triggers and the head file.
 
-Same run, interleaved rounds, three arms on fresh ledgers:
-  guarded     the writer as shipped (schema m003 triggers, head written after every commit)
+Same run, interleaved rounds (the arms' order rotating), three arms on fresh ledgers:
+  guarded     the writer as shipped (schema m003 triggers, head anchored after commits)
   no head     the same, head file not written (the writer's anchor is a no-op)
   unguarded   no head file, and the m003 no-replace triggers dropped: what the writer cost before
 Each round submits N events from T threads (the daemon's shape: many submitters, one writer,
@@ -69,8 +69,9 @@ def main():
     args = ap.parse_args()
     arms = ("guarded", "no head", "unguarded")
     rates = {a: [] for a in arms}
-    for _ in range(args.rounds):
-        for a in arms:
+    for r in range(args.rounds):
+        # the arms' order rotates each round: no arm always runs first (or last) in a round
+        for a in arms[r % 3:] + arms[:r % 3]:
             rates[a].append(one_round(a, args.events, args.threads))
     base = statistics.median(rates["unguarded"])
     result = {"machine": _common.machine(), "events": args.events, "threads": args.threads, "rounds": args.rounds,

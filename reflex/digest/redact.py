@@ -39,7 +39,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
     # (kind, pattern, group to replace: 0 = whole match, the literals one of which every match holds)
     ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b"), 0,
      ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA")),
-    # (?i): its literal is looked for in the lowercased line (_LOWER).
+    # (?i): its literal is looked for in the casefolded line (_LOWER).
     ("aws-secret", re.compile(r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b"), 1, ("secret",)),
     ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), 0, ("gh",)),
     ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), 0, ("github_pat_",)),
@@ -53,7 +53,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
     ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"), 1, ("://",)),
     ("url-secret", re.compile(r"(?i)[?&](?:password|passwd|pwd|token|secret|api_?key|access_token)=([^&\s#]+)"), 1, ("=",)),
 )
-# The patterns whose literal is matched case-insensitively.
+# The patterns whose literal is matched case-insensitively (casefold, not lower: re's IGNORECASE
+# takes U+017F for an s, and only casefold maps it to one).
 _LOWER = frozenset({"aws-secret"})
 
 
@@ -70,25 +71,34 @@ def _sub_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
 
 
 # Every pattern above contains one of these literals or shapes: one search rules a clean line out.
-_PREFILTER_LITERALS = ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIza", "secret", "SECRET", "Secret",
+_PREFILTER_LITERALS = ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIza",
                        "github_pat_", "glpat-", "hooks.slack", "k_live_", "sk-", "eyJ", "://")
 # (the shape, the literals one of which every match contains)
 _PREFILTER_SHAPES = ((re.compile(r"gh[pousr]_"), ("gh",)), (re.compile(r"xox[abposr]-"), ("xox",)),
-                     (re.compile(r"[?&][A-Za-z_]+="), ("?", "&")))
+                     # (the letters re's IGNORECASE also reads as i, k and s, for url-secret's (?i))
+                     (re.compile("[?&][A-Za-z_\u0130\u0131\u212a\u017f]+="), ("?", "&")))
+# "secret" in any case, as the case-insensitive aws-secret pattern reads it: re's IGNORECASE also
+# takes U+017F (long s) for an s.  Every other letter of it has only its two ASCII cases.  A line
+# spelling it aws_sEcReT_access_key would otherwise pass the prefilter unredacted.
+_ANY_CASE_SECRET = re.compile("[sS\u017f][eE][cC][rR][eE][tT]")
+_SECRET_SPELLINGS = ("secret", "SECRET", "Secret")     # the usual ones: found by str's search
 _PREFILTER = re.compile("|".join([lit.replace(".", r"\.") for lit in _PREFILTER_LITERALS]
-                                 + [shape.pattern for shape, _lits in _PREFILTER_SHAPES]))
+                                 + [shape.pattern for shape, _lits in _PREFILTER_SHAPES]
+                                 + [_ANY_CASE_SECRET.pattern]))
 
 
 def may_hold_secret(text: str) -> bool:
     """_PREFILTER.search(text) is not None, about 3x faster on long texts (a JSON document, not a
     line): str's substring search per literal, a shape's regex only where its literal is."""
-    for lit in _PREFILTER_LITERALS:
+    for lit in _PREFILTER_LITERALS + _SECRET_SPELLINGS:
         if lit in text:
             return True
     for shape, lits in _PREFILTER_SHAPES:
         if any(lit in text for lit in lits) and shape.search(text) is not None:
             return True
-    return False
+    # casefold maps every spelling _ANY_CASE_SECRET matches to "secret" (and a few it does not,
+    # e.g. "\u00dfecret" to "ssecret": hence the regex after it).
+    return "secret" in text.casefold() and _ANY_CASE_SECRET.search(text) is not None
 
 
 def redact_line(line: str) -> str:
@@ -98,7 +108,7 @@ def redact_line(line: str) -> str:
     # A pattern runs only on a line holding one of its literals: most of them start with \b,
     # which keeps re from skipping ahead to a literal, so each search would read the whole line.
     for kind, pattern, group, literals in _PATTERNS:
-        where = line.lower() if kind in _LOWER else line
+        where = line.casefold() if kind in _LOWER else line
         if any(lit in where for lit in literals) and pattern.search(line):
             line = pattern.sub(_sub_group(kind, group), line)
     return line

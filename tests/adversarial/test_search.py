@@ -234,11 +234,21 @@ def test_the_first_and_the_mapped_search_answer_alike(paths, patient_daemon, tmp
     assert first == second and "REDACTED:private-key" in first["know"]["text"]
 
 
+# aws_secret_access_key in a case the prefilter once let through unredacted.
+MIXED_CASE_AWS = "export aws_sEcReT_access_key=" + "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12"
+
+
+def test_streamed_redaction_reads_a_secret_key_in_any_case():
+    got, edits = linesearch.StreamRedactor()(("ok\n%s\nAWS_\u017fECRET_ACCESS_KEY=%s\n" % (MIXED_CASE_AWS, "Q" * 40)).encode())
+    assert got.count(b"[REDACTED:aws-secret]") == 2 and b"EXAMPLEKEY12" not in got and len(edits) == 2
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from([
     "plain", "", "token %s" % GITHUB, "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
     "-----BEGIN EC PRIVATE KEY----- inline -----END EC PRIVATE KEY-----", PEM_BODY[0], "x://u:p@h",
     "a?token=zzz&b", "\udcff\udcfe invalid utf-8", "caf\u00e9 %s" % AWS, "  indented", "PRIVATE KEY alone",
+    MIXED_CASE_AWS, "x?pa\u017f\u017fword=1",
 ]), max_size=40), st.lists(st.integers(1, 39), max_size=6), st.booleans())
 def test_streamed_redaction_equals_get_redaction_at_any_cut(lines, cuts, trailing_newline):
     text = "\n".join(lines) + ("\n" if trailing_newline and lines else "")

@@ -404,6 +404,7 @@ def test_workers_option_misuse_is_a_clear_error(team, tmp_path, args, says):
 _PIECES = ['{"tool_input":{"description":"d","timeout":5}', '{"tool_input":{"old_string":"o"}}', '"tool_input":{}',
            '"error":"e"', '"errors":1', '"stdout"', '"policy_epoch":"e1"', '"policy_epoch"', "\\u0065", "\\/",
            "\\n", "https://", "ghp_", "PRIVATE KEY", "PRIVATE  KEY", "?a=", "&", "sk-", "xoxb-", "AKIA", "{", "}",
+           "sEcReT", "\u017fecret", "\u00dfecret", "?pa\u017f\u017fword=", "&api_\u212aey=",
            '"', ",", ":", " ", "plain", "é", "null", "true", "-1.5e3"]
 
 

@@ -12,7 +12,10 @@ from reflex.digest import redact as r
 SEEDS = ["AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "AIza", "secret", "SECRET", "Secret", "ghp_", "gho_",
          "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxa-", "xoxp-", "xoxo-", "xoxs-", "xoxr-",
          "hooks.slack", "k_live_", "sk-", "eyJ", "://", "?a=", "&token=", "?_=",
-         "AKIa", "secreT", "ghx_", "gh_", "xoxz-", "hooks_slack", "k-live_", "sk_", "eyj", ":/", "?=", "& a=", "?1="]
+         "AKIa", "secreT", "ghx_", "gh_", "xoxz-", "hooks_slack", "k-live_", "sk_", "eyj", ":/", "?=", "& a=", "?1=",
+         # "secret" in other cases: re's IGNORECASE (the aws-secret and url-secret patterns) also
+         # reads U+017F as s, U+212A as k and U+0130/U+0131 as i; U+00DF casefolds to "ss".
+         "sEcReT", "SeCrEt", "\u017fecret", "\u017fECRET", "\u00dfecret", "secre\u0165", "?\u0131=", "&\u212a="]
 
 
 def _texts(n, seed):
@@ -50,7 +53,9 @@ SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ASIA" + "Q" * 16, "ghp_" + "a" * 36, "ghs_" 
            "glpat-" + "c" * 20, "xoxb-123-456-abcdef", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXX",
            "AIza" + "d" * 35, "rk_live_" + "e" * 24, "sk-ant-" + "f" * 40, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fw",
            "postgres://u:pw@h/db", "?token=abc", "&PassWord=x", "AWS_SECRET_ACCESS_KEY=" + "w" * 40,
-           "aws_SeCrEt_access_key: '" + "K" * 40 + "'", "AwsSecretAccessKey=" + "/" * 40]
+           "aws_SeCrEt_access_key: '" + "K" * 40 + "'", "AwsSecretAccessKey=" + "/" * 40,
+           "aws_sEcReT_access_key=" + "w" * 40, "AWS_\u017fECRET_ACCESS_KEY=" + "w" * 40, "?pa\u017f\u017fword=x",
+           "&api_\u212aey=x", "&\u0130\u0131=x", "?ACCESS_TOKEN=y"]
 
 
 def _every_pattern(line):
@@ -85,7 +90,41 @@ def test_every_match_holds_its_literal(kind, pattern, group, literals):
     matched = 0
     for s in SECRETS:
         for m in pattern.finditer(s):
-            text = m.group(0).lower() if kind in r._LOWER else m.group(0)
+            text = m.group(0).casefold() if kind in r._LOWER else m.group(0)
             assert any(lit in text for lit in literals), (kind, s)
             matched += 1
     assert matched, kind                           # the secrets exercise every pattern
+
+
+def _case_mixed(text, rnd):
+    """text with each letter in a random case, and some s, k and i as the non-ASCII letters re's
+    IGNORECASE reads as them."""
+    other = {"s": "\u017f", "k": "\u212a", "i": "\u0131"}
+    out = []
+    for ch in text:
+        roll = rnd.random()
+        if ch.lower() in other and roll < 0.1:
+            out.append(other[ch.lower()])
+        else:
+            out.append(ch.upper() if roll < 0.55 else ch.lower())
+    return "".join(out)
+
+
+def test_the_prefilter_rules_out_nothing_a_pattern_matches():
+    """The prefilter (and so redact_line, the export's column masks and `ctx search`'s block scan)
+    lets through every line any pattern matches, whatever the case of the case-insensitive ones
+    (aws_sEcReT_access_key=... used to pass unredacted)."""
+    rnd = random.Random(17)
+    keyed = ["aws_secret_access_key=" + "w" * 40, "AWSSecretAccessKey: '" + "Q" * 40 + "'", "?password=x",
+             "&passwd=x", "?pwd=x", "&token=x", "?secret=x", "&api_key=x", "?apikey=x", "&access_token=x"]
+    matched = 0
+    for text in _texts(20_000, 19):
+        cut = rnd.randint(0, len(text))
+        text = text[:cut] + _case_mixed(rnd.choice(keyed), rnd) + text[cut:]
+        for line in text.split("\n"):
+            hits = [kind for kind, pattern, _g, _l in r._PATTERNS if pattern.search(line)]
+            if hits:
+                matched += 1
+                assert r._PREFILTER.search(line) and r.may_hold_secret(line), (hits, line)
+                assert r.redact_line(line) != line, line
+    assert matched > 15_000
