@@ -2,14 +2,16 @@
 
 The hash chain makes an edited, inserted or reordered row visible, but not a
 missing tail: delete the last events (after dropping the triggers, then
-recreating them) and what is left is still a perfect chain.  So after every
-commit the writer also writes the chain's head, ``{"id", "hash"}`` of the last
+recreating them) and what is left is still a perfect chain.  So after its
+commits the writer also writes the chain's head, ``{"id", "hash"}`` of the last
 event, to a small file next to the ledger (``<ledger>.head``), atomically
-(temporary file + rename).  `ctx ledger verify` checks that the anchored event
+(temporary file + rename): from a thread of its own, at most once per
+reflex.ledger.writer.ANCHOR_INTERVAL, the newest committed head each time.  `ctx ledger verify` checks that the anchored event
 is still in the database with the same hash.
 
 Order matters: the head is written after the commit, so the database can be
-ahead of its head (a crash between the two), never behind it.  Verify accepts
+ahead of its head (a crash between the two, or commits within the interval),
+never behind it.  Verify accepts
 events after the anchored one (they must still chain from it, which the chain
 check covers) and reads the head before it opens its read transaction, so a
 commit landing meanwhile cannot look like a truncation.
