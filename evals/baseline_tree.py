@@ -78,6 +78,8 @@ RENAMED = {
 
 # The tree before issue 17 (the starvation detector as the issue found it).
 ISSUE17_BASE = "e7cdb23"
+# The tree before the timeline's /dev/null gate (a redirect to /dev/null alone no longer parsed).
+DEV_NULL_GATE_BASE = "521104a"
 
 
 @contextlib.contextmanager

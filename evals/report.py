@@ -467,6 +467,18 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
+def timeline_rows():
+    d = _load("bench_timeline.json")
+    if not d:
+        return [row(15, "compile timeline, file-write check", None, note="not measured")]
+    cur, base = d["current"], d["baseline"]
+    return [row(15, "compile timeline, file-write check per real Bash command (%d)" % d["commands"],
+                cur["us_per_command"], "µs", "before the /dev/null gate (%s)" % d["baseline_rev"],
+                base["us_per_command"], "<= %sx" % d["target_ratio"], d["pass"],
+                note="%d parsed (before: %d); commands that write: %d (before: %d)"
+                % (cur["parses"], base["parses"], cur["writes"], base["writes"]))]
+
+
 def team_rows():
     d = _load("bench_team.json")
     if not d:
@@ -530,7 +542,7 @@ def _of_runs(walls, what="") -> str:
 
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
-              ledger_guard_rows, team_rows]
+              ledger_guard_rows, timeline_rows, team_rows]
 
 
 def build(runs, meta, fresh_files=None):
