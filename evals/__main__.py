@@ -46,7 +46,7 @@ BENCHES = {
     "safety": ("bench_safety.py", ["--rounds", "2", "--imports", "2"], [], 300, "bench_safety.json"),
     "invariance": ("bench_invariance.py", ["--payloads", "300", "--pathological-rounds", "1"],
                    ["--payloads", "100000"], 14400, "bench_invariance.json"),
-    "secrets": ("bench_secrets.py", ["--rounds", "2", "--pairs", "1"], [], 600, "bench_secrets.json"),
+    "secrets": ("bench_secrets.py", ["--rounds", "2", "--pairs", "1", "--census-files", "30000"], [], 600, "bench_secrets.json"),
     "digest": ("bench_digest.py", ["--quick"], [], 600, "bench_digest.json"),
     "worktree": ("bench_worktree.py", ["--files", "2000", "--edits", "5", "--queries", "2000", "--no-limit-run"], ["--no-limit-run"], 300,
                  "bench_worktree.json"),

@@ -10,7 +10,9 @@
                   large   bench_safety's large inputs (30 KB scripts, a 200-stage pipeline,
                           1 MB command lines)
   ctx run       what redaction adds to a run: the census of a real project (this
-                repository, dependencies pruned) and redacting a 100 KB and a 5 MB output
+                repository, dependencies pruned) and of a generated one of --census-files files,
+                each by a fresh walk and with the listings of the run before kept
+                (reflex.safety.secrets.DirCache; the two must find the same files), and redacting a 100 KB and a 5 MB output
                 with a census of a .env and a private key, vs the bare copy of the bytes
 
 Usage: python evals/bench_secrets.py [--rounds N] [--baseline-rev REV]
@@ -169,18 +171,57 @@ def real_project(root):
     return proj, home
 
 
-def run_costs():
+def big_project(root, files):
+    """A generated project of `files` files in directories of 50 (a .env and a key every 97 directories)."""
+    proj = os.path.join(root, "big")
+    for k in range(max(1, files // 50)):
+        d = os.path.join(proj, "pkg%03d" % (k // 100), "mod%04d" % k)
+        os.makedirs(d)
+        for i in range(50):
+            with open(os.path.join(d, "f%02d.py" % i), "w") as f:
+                f.write("x = %d\n" % i)
+        if k % 97 == 0:
+            with open(os.path.join(d, ".env"), "w") as f:
+                f.write("TOKEN_%d=%s\n" % (k, secrets.token_hex(12)))
+    return proj
+
+
+def census_times(secret_values, proj, work, rounds=3):
+    """-> (fresh walk s, with the listings kept s, census) over `proj`: the best of `rounds` each,
+    alternating.  A fresh walk: an empty CTX_HOME every time; kept: one CTX_HOME whose listings
+    the first (untimed) run wrote."""
+    kept_home = tempfile.mkdtemp(dir=work)
+    env = {"HOME": "/nonexistent-home", "CTX_HOME": kept_home}
+    want = secret_values.collect(proj, env, "grep -rn KEY .")
+    cold, warm = [], []
+    for _ in range(rounds):
+        fresh = tempfile.mkdtemp(dir=work)
+        t0 = time.perf_counter()
+        got_cold = secret_values.collect(proj, {"HOME": "/nonexistent-home", "CTX_HOME": fresh}, "grep -rn KEY .")
+        cold.append(time.perf_counter() - t0)
+        shutil.rmtree(fresh)
+        t0 = time.perf_counter()
+        got_warm = secret_values.collect(proj, env, "grep -rn KEY .")
+        warm.append(time.perf_counter() - t0)
+        # the listings change the cost, never the census
+        assert (got_cold.files, got_cold.values) == (got_warm.files, got_warm.values) == (want.files, want.values)
+    return min(cold), min(warm), want
+
+
+def run_costs(work, census_files):
     from reflex.safety import secrets as secret_values
     out = {}
-    env = {"HOME": "/nonexistent-home", "CTX_HOME": "/nonexistent-ctx"}
-    secret_values.collect(_common.REPO, env, "grep -rn KEY .")        # imports, as in a warm run
-    ts = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        census = secret_values.collect(_common.REPO, env, "grep -rn KEY .")
-        ts.append(time.perf_counter() - t0)
-    out["census_this_repo_ms"] = round(min(ts) * 1000, 1)
-    out["census_this_repo_files"] = len(census.files)
+    secret_values.collect(_common.REPO, {"HOME": "/nonexistent-home", "CTX_HOME": tempfile.mkdtemp(dir=work)},
+                          "grep -rn KEY .")        # imports, as in a warm run
+    big = big_project(work, census_files)
+    time.sleep(secret_values.DirCache.RACY_NS / 1e9 + 0.1)   # listings of a directory changed just now are not kept
+    for key, proj in (("this_repo", _common.REPO), ("big", big)):
+        cold, warm, census = census_times(secret_values, proj, work)
+        out["census_%s_ms" % key] = round(cold * 1000, 1)
+        out["census_%s_kept_ms" % key] = round(warm * 1000, 1)
+        out["census_%s_files" % key] = len(census.files)
+        out["census_%s_truncated" % key] = census.truncated
+    out["census_big_project_files"] = census_files
     c = secret_values.Census()
     env = b"".join(b"K%d=%s\n" % (i, secrets.token_hex(16).encode()) for i in range(20))
     pem = b"\n".join(base64.b64encode(secrets.token_bytes(48)) for _ in range(25))
@@ -210,6 +251,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--baseline-rev", default=None)
+    ap.add_argument("--census-files", type=int, default=100_000, help="files of the generated project censused")
     a = ap.parse_args()
     rev = a.baseline_rev or default_baseline()
     work = tempfile.mkdtemp(prefix="ctx-bench-secrets-")
@@ -223,7 +265,7 @@ def main():
         if os.path.isdir(CORPUS):
             result["corpus_real_disk"] = ab(corpus_spec(a.rounds, proj, home), _common.REPO, baseline, a.pairs)
         result["large"] = ab(large_spec(3), _common.REPO, baseline, a.pairs)
-        result["ctx_run"] = run_costs()
+        result["ctx_run"] = run_costs(work, a.census_files)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     path = _common.write_json("bench_secrets.json", result)
@@ -235,6 +277,10 @@ def main():
                   % (key, r["calls"], r["median_us"], r["baseline_median_us"], r["ratio"], r["p90_us"],
                      r["baseline_p90_us"]))
     rc = result["ctx_run"]
+    print("  ctx run: census of a %d-file project %.1f ms fresh, %.1f ms with its listings kept (%d files found, "
+          "truncated: %s); of this repo %.1f / %.1f ms" % (
+              rc["census_big_project_files"], rc["census_big_ms"], rc["census_big_kept_ms"], rc["census_big_files"],
+              rc["census_big_truncated"], rc["census_this_repo_ms"], rc["census_this_repo_kept_ms"]))
     print("  ctx run: census of this repo %.1f ms (%d files); redaction with %d values: 100KB %.1f ms, 5MB %.1f ms "
           "(bare copy %.2f / %.2f ms)" % (rc["census_this_repo_ms"], rc["census_this_repo_files"], rc["census_values"],
                                           rc["redact_100KB_ms"], rc["redact_5MB_ms"], rc["copy_100KB_ms"],

@@ -467,6 +467,19 @@ def ledger_guard_rows():
                 "unguarded writer", base)]
 
 
+def secrets_rows():
+    d = _load("bench_secrets.json")
+    rc = (d or {}).get("ctx_run") or {}
+    if "census_big_kept_ms" not in rc:
+        return [row(16, "ctx run census with its listings kept", None, note="not measured")]
+    return [row(16, "ctx run census of a %d-file project, listings kept" % rc["census_big_project_files"],
+                rc["census_big_kept_ms"], "ms", "a fresh walk", rc["census_big_ms"], "<= 0.25x",
+                rc["census_big_kept_ms"] <= 0.25 * rc["census_big_ms"] and not rc["census_big_truncated"],
+                note="the same %d secret files found both ways" % rc["census_big_files"]),
+            row(16, "ctx run census of this repository, listings kept", rc["census_this_repo_kept_ms"], "ms",
+                "a fresh walk", rc["census_this_repo_ms"])]
+
+
 def timeline_rows():
     d = _load("bench_timeline.json")
     if not d:
@@ -542,7 +555,7 @@ def _of_runs(walls, what="") -> str:
 
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
-              ledger_guard_rows, timeline_rows, team_rows]
+              ledger_guard_rows, secrets_rows, timeline_rows, team_rows]
 
 
 def build(runs, meta, fresh_files=None):

@@ -43,7 +43,7 @@ import time
 # Annotation-only imports (see reflex.safety.model: this module is on the hot path).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 MIN_VALUE = 6
 PARTIAL = 12            # this many contiguous bytes of a random-looking value count as a leak
@@ -192,13 +192,15 @@ def collect(cwd: str, environ: Mapping[str, str] | None = None, command: str | N
         roots = [(root, not _broad(root, home)), (cwd, not _broad(cwd, home))]
         if command and any(s in command for s in _MAY_LEAVE_CWD):
             roots += [(r, True) for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
+        cache = DirCache(ctx_home, "\0".join((os.path.realpath(root or cwd), home, ctx_home)))
         seen: list[str] = []
         for r, deep in sorted(((os.path.realpath(r), d) for r, d in roots if r), key=lambda x: not x[1]):
             if r == "/" or any(r == s or r.startswith(s.rstrip("/") + "/") for s in seen):
                 continue
             if deep:
                 seen.append(r)
-            _walk(census, r, home, ctx_home, deadline, label_base=root, depth=None if deep else 0)
+            _walk(census, r, home, ctx_home, deadline, label_base=root, depth=None if deep else 0, cache=cache)
+        cache.save()
     except Exception:  # noqa: BLE001 - a census that fails part-way keeps what it found
         census.truncated = True
     return census
@@ -225,7 +227,7 @@ def _broad(d: str | None, home: str) -> bool:
 
 
 def _walk(census: Census, top: str, home: str, ctx_home: str | None, deadline: float, limit: int = MAX_ENTRIES,
-          label_base: str | None = None, depth: int | None = None) -> None:
+          label_base: str | None = None, depth: int | None = None, cache: DirCache | None = None) -> None:
     from reflex.safety.paths import basename_kind, secret_kind
 
     def kind_of(path: str, name: str) -> str | None:
@@ -248,40 +250,156 @@ def _walk(census: Census, top: str, home: str, ctx_home: str | None, deadline: f
             visited.add(real)
             stack.append(path)
         d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except (OSError, ValueError):
+        listing = cache.listing(d, kind_of) if cache is not None else _listing(d, kind_of)
+        if listing is None:
             continue
-        if d != top and any(e.name == "pyvenv.cfg" for e in entries):
+        venv, count, entries = listing
+        if d != top and venv:
             continue                                    # a virtualenv, whatever its name (.env)
-        for e in entries:
-            seen += 1
-            if seen > limit or time.monotonic() > deadline:
+        base = d.rstrip("/") + "/"
+        for index, name, kind in entries:
+            if seen + index + 1 > limit or time.monotonic() > deadline:
                 census.truncated = True
                 return
-            path = d.rstrip("/") + "/" + e.name
+            path = base + name
             try:
-                if e.is_symlink():
+                if kind == _LINK:
                     target = os.path.realpath(path)
                     if os.path.isdir(target):
-                        if secret_kind(target, home, ctx_home) is None and e.name not in PRUNE and depth is None:
+                        if secret_kind(target, home, ctx_home) is None and name not in PRUNE and depth is None:
                             linked.append((path, target))
                         continue
-                    kind = kind_of(path, e.name) or secret_kind(target, home, ctx_home)
-                    if kind and kind not in ("dir", "store") and os.path.isfile(target):
-                        census.add_file(target, kind, _label(path, label_base))
-                    continue
-                if e.is_dir(follow_symlinks=False):
+                    found = kind_of(path, name) or secret_kind(target, home, ctx_home)
+                    if found and found not in ("dir", "store") and os.path.isfile(target):
+                        census.add_file(target, found, _label(path, label_base))
+                elif kind == _DIR:
                     # A directory tree without symlinks has no cycles: only linked ones are checked.
-                    if e.name not in PRUNE and depth is None:
+                    if depth is None:
                         stack.append(path)
-                    continue
-                kind = kind_of(path, e.name)
-                if kind and kind not in ("dir", "store") and e.is_file(follow_symlinks=False):
+                else:
                     census.add_file(path, kind, _label(path, label_base))
             except (OSError, ValueError):
                 continue
+        seen += count
+        if seen > limit or (count and time.monotonic() > deadline):
+            census.truncated = True
+            return
+
+
+# What a directory's listing keeps of an entry, besides a secret file's kind.
+_DIR, _LINK = "/dir", "/link"
+
+
+Listing = tuple[bool, int, list[tuple[int, str, str]]]
+
+
+def _listing(d: str, kind_of: Callable[[str, str], str | None]) -> Listing | None:
+    """What the walk needs of directory d: (holds pyvenv.cfg, its number of entries, [(index, name,
+    what)] of its symlinks (_LINK), its subdirectories outside PRUNE (_DIR) and its secret files
+    (their kind)), in the order the directory lists them; None if it cannot be listed."""
+    try:
+        with os.scandir(d) as it:
+            entries = list(it)
+    except (OSError, ValueError):
+        return None
+    base = d.rstrip("/") + "/"
+    out = []
+    for i, e in enumerate(entries):
+        try:
+            if e.is_symlink():
+                out.append((i, e.name, _LINK))
+            elif e.is_dir(follow_symlinks=False):
+                if e.name not in PRUNE:
+                    out.append((i, e.name, _DIR))
+            else:
+                kind = kind_of(base + e.name, e.name)
+                if kind and kind not in ("dir", "store") and e.is_file(follow_symlinks=False):
+                    out.append((i, e.name, kind))
+        except (OSError, ValueError):
+            continue
+    return any(e.name == "pyvenv.cfg" for e in entries), len(entries), out
+
+
+class DirCache:
+    """The walk's listings of a project's directories, kept between `ctx run`s (CTX_HOME/census/).
+
+    A census walks the whole project on every run: a few ms here, its whole time limit (and then
+    an incomplete census) in a repository of a few hundred thousand files.  A directory's listing
+    depends only on the names and types of its entries, and adding, removing or renaming one
+    changes the directory's mtime and ctime; so a listing is reused while the directory's
+    (device, inode, mtime, ctime) are those it was read with, and a stat replaces the scan.  The
+    ctime matters: a tool can set the mtime back (tar, rsync -a, touch -d), and nothing sets the
+    ctime back.  A directory changed within RACY_NS of the listing is not kept (a second change
+    in the same clock tick would leave its times as they were).  Only names and kinds are kept,
+    never values: every secret file is read afresh on every run.  The cache file lives in ctx's
+    own verified directory and is opened without following links; an unreadable or foreign one
+    is ignored (and replaced)."""
+
+    VERSION = 1
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, ctx_home: str | None, key: str) -> None:
+        import hashlib
+        self.dir = os.path.join(ctx_home, "census") if ctx_home else None
+        self.name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
+        self.old: dict = self._load()
+        self.new: dict = {}
+        self.now_ns = time.time_ns()
+
+    def listing(self, d: str, kind_of: Callable[[str, str], str | None]) -> Listing | None:
+        try:
+            st = os.stat(d)
+        except (OSError, ValueError):
+            return None
+        stamp = [st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+        hit = self.old.get(d)
+        if isinstance(hit, list) and len(hit) == 4 and hit[0] == stamp:
+            try:
+                got = (bool(hit[1]), int(hit[2]), [(int(i), str(n), str(k)) for i, n, k in hit[3]])
+                self.new[d] = hit
+                return got
+            except (TypeError, ValueError):
+                pass
+        fresh = _listing(d, kind_of)
+        if fresh is not None and max(st.st_mtime_ns, st.st_ctime_ns) < self.now_ns - self.RACY_NS:
+            self.new[d] = [stamp, fresh[0], fresh[1], [list(x) for x in fresh[2]]]
+        return fresh
+
+    def _load(self) -> dict:
+        if self.dir is None:
+            return {}
+        import json
+        from reflex import paths
+        try:
+            dfd = paths.open_private_subdir(self.dir)
+            try:
+                fd = paths.open_private_file(dfd, self.name, os.O_RDONLY)
+            finally:
+                os.close(dfd)
+            with os.fdopen(fd, "rb") as f:
+                data = json.loads(f.read())
+        except (OSError, ValueError, paths.UntrustedPath):
+            return {}
+        dirs = data.get("dirs") if isinstance(data, dict) and data.get("v") == self.VERSION else None
+        return dirs if isinstance(dirs, dict) else {}
+
+    def save(self) -> None:
+        if self.dir is None or self.new == self.old:
+            return
+        import json
+        from reflex import paths
+        tmp = "%s.%d.tmp" % (self.name, os.getpid())
+        try:
+            dfd = paths.open_private_subdir(self.dir)
+            try:
+                fd = paths.open_private_file(dfd, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    json.dump({"v": self.VERSION, "dirs": self.new}, f, separators=(",", ":"))
+                os.replace(tmp, self.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            finally:
+                os.close(dfd)
+        except (OSError, ValueError, paths.UntrustedPath):
+            pass      # the next run walks again: a cache that cannot be written costs only time
 
 
 def _label(path: str, base: str | None) -> str:
