@@ -47,7 +47,7 @@ class Paths:
 
     __slots__ = ("home", "run_dir", "socket", "status", "lock", "spawn_lock",
                  "log", "ledger", "blobs", "spool", "captures", "config",
-                 "http_token", "policies")
+                 "http_token", "policies", "census")
 
     def __init__(self, home, run_dir):
         self.home = home
@@ -64,6 +64,7 @@ class Paths:
         self.config = os.path.join(home, "config.json")
         self.http_token = os.path.join(home, "http-token")
         self.policies = os.path.join(home, "policies")
+        self.census = os.path.join(home, "census")      # ctx run's kept directory listings (safety.secrets)
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}

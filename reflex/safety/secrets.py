@@ -171,7 +171,8 @@ def collect(cwd: str, environ: Mapping[str, str] | None = None, command: str | N
     census = Census()
     home = env.get("HOME") or os.path.expanduser("~")
     home = home.rstrip("/") or "/"
-    ctx_home = paths.resolve(env).home
+    ctx_paths = paths.resolve(env)
+    ctx_home = ctx_paths.home
     deadline = deadline or (time.monotonic() + WALK_SECONDS)
     try:
         census.add_file(os.path.join(ctx_home, "http-token"), "cred", "ctx http-token")
@@ -192,7 +193,7 @@ def collect(cwd: str, environ: Mapping[str, str] | None = None, command: str | N
         roots = [(root, not _broad(root, home)), (cwd, not _broad(cwd, home))]
         if command and any(s in command for s in _MAY_LEAVE_CWD):
             roots += [(r, True) for r in _tree_roots(command, cwd, root, home, env, ctx_home) if r]
-        cache = DirCache(ctx_home, "\0".join((os.path.realpath(root or cwd), home, ctx_home)))
+        cache = DirCache(ctx_paths.census, "\0".join((os.path.realpath(root or cwd), home, ctx_home)))
         seen: list[str] = []
         for r, deep in sorted(((os.path.realpath(r), d) for r, d in roots if r), key=lambda x: not x[1]):
             if r == "/" or any(r == s or r.startswith(s.rstrip("/") + "/") for s in seen):
@@ -338,9 +339,11 @@ class DirCache:
     VERSION = 1
     RACY_NS = 2_000_000_000
 
-    def __init__(self, ctx_home: str | None, key: str) -> None:
+    def __init__(self, directory: str | None, key: str) -> None:
+        """directory: where the listings live (Paths.census; None keeps none); key: the walk's
+        (project root, home, CTX_HOME), which a listing's secret kinds depend on."""
         import hashlib
-        self.dir = os.path.join(ctx_home, "census") if ctx_home else None
+        self.dir = directory
         self.name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
         self.old: dict = self._load()
         self.new: dict = {}
