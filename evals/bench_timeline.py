@@ -15,7 +15,6 @@ Usage: python evals/bench_timeline.py [--pairs N] [--passes N] [--baseline-rev R
 """
 
 import argparse
-import glob
 import json
 import os
 import subprocess
@@ -50,20 +49,6 @@ print(json.dumps({"s": best, "parses": len(parses), "writes": writes, "file": T.
 """
 
 
-def real_commands():
-    from reflex.harness.calls import read_recording
-    out = []
-    for f in sorted(glob.glob(os.path.join(_common.REPO, "evals", "real_sessions", "*", "*.json.gz"))):
-        for rec in json.loads(read_recording(f)):
-            content = (rec.get("message") or {}).get("content") if isinstance(rec, dict) else None
-            for c in content if isinstance(content, list) else ():
-                if isinstance(c, dict) and c.get("type") == "tool_use" and c.get("name") == "Bash":
-                    cmd = (c.get("input") or {}).get("command")
-                    if isinstance(cmd, str):
-                        out.append((cmd, rec.get("cwd") or "/tmp"))
-    return out
-
-
 def run_tree(env, spec):
     p = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps(spec), capture_output=True, text=True,
                        env=env, cwd="/", timeout=600)
@@ -79,7 +64,8 @@ def main():
     ap.add_argument("--baseline-rev", default=None)
     args = ap.parse_args()
     rev = args.baseline_rev or baseline_tree.DEV_NULL_GATE_BASE
-    cmds = real_commands()
+    from tests.support.real_sessions import bash_commands
+    cmds = bash_commands()
     spec = {"commands": cmds, "passes": args.passes}
     current_env = dict(os.environ, PYTHONPATH=_common.REPO)
     runs = {"current": [], "baseline": []}

@@ -2,17 +2,11 @@
 redirect on its own no longer costs a parse, and the answer is the one the parse gives, on every
 command of the real sessions (evals/real_sessions) and the signature corpus."""
 
-import glob
-import json
-import os
-
 import pytest
 
 from reflex.analysis.stats import timeline as T
-from reflex.harness.calls import read_recording
+from tests.support import real_sessions
 from tests.support.signature_labels import load_corpus
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _reference(command, cwd):
@@ -29,16 +23,7 @@ def _reference(command, cwd):
 
 
 def _real_commands():
-    out = []
-    for f in sorted(glob.glob(os.path.join(REPO, "evals", "real_sessions", "*", "*.json.gz"))):
-        for rec in json.loads(read_recording(f)):
-            content = (rec.get("message") or {}).get("content") if isinstance(rec, dict) else None
-            for c in content if isinstance(content, list) else ():
-                if isinstance(c, dict) and c.get("type") == "tool_use" and c.get("name") == "Bash":
-                    cmd = (c.get("input") or {}).get("command")
-                    if isinstance(cmd, str):
-                        out.append((cmd, rec.get("cwd") or "/tmp"))
-    return out + [(r["command"], r["cwd"]) for r in load_corpus()]
+    return real_sessions.bash_commands() + [(r["command"], r["cwd"]) for r in load_corpus()]
 
 
 CRAFTED = [

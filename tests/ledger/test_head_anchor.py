@@ -23,6 +23,19 @@ def _last(path):
         conn.close()
 
 
+def head_writes(monkeypatch):
+    """-> the list of event ids head.write is called with from now on (it still writes)."""
+    writes = []
+    real = head.write
+
+    def counting_write(p, event_id, event_hash):
+        writes.append(event_id)
+        real(p, event_id, event_hash)
+
+    monkeypatch.setattr(head, "write", counting_write)
+    return writes
+
+
 def test_an_ack_does_not_wait_for_the_head_file(tmp_path, monkeypatch):
     path = str(tmp_path / "l.db")
     w = LedgerWriter(path).start()           # the starting head is written before this returns
@@ -46,14 +59,7 @@ def test_an_ack_does_not_wait_for_the_head_file(tmp_path, monkeypatch):
 
 def test_the_head_names_only_committed_events_and_ends_on_the_last(tmp_path, monkeypatch):
     path = str(tmp_path / "l.db")
-    writes = []
-    real = head.write
-
-    def counting_write(p, event_id, event_hash):
-        writes.append(event_id)
-        real(p, event_id, event_hash)
-
-    monkeypatch.setattr(head, "write", counting_write)
+    writes = head_writes(monkeypatch)
     w = LedgerWriter(path).start()
     stop = threading.Event()
     seen = []
@@ -89,14 +95,7 @@ def test_the_head_names_only_committed_events_and_ends_on_the_last(tmp_path, mon
 def test_one_head_write_per_interval_the_first_at_once_the_last_on_close(tmp_path, monkeypatch):
     monkeypatch.setattr(writer_mod, "ANCHOR_INTERVAL", 3600.0)
     path = str(tmp_path / "l.db")
-    writes = []
-    real = head.write
-
-    def counting_write(p, event_id, event_hash):
-        writes.append(event_id)
-        real(p, event_id, event_hash)
-
-    monkeypatch.setattr(head, "write", counting_write)
+    writes = head_writes(monkeypatch)
     w = LedgerWriter(path).start()
     try:
         w.submit(ev("a")).result(timeout=10)
