@@ -131,17 +131,18 @@ class _HeadAnchor:
                         break
                     self._cv.wait(pause)
                 posted, self._posted = self._posted, None
-                last = self._closing
-            if posted is not None:
-                written_at = time.monotonic()
-                try:
-                    head.write(self.path, *posted)
-                except OSError as e:  # the events are committed; verify will see the head lag
-                    self._log("ledger head not written: %r" % (e,))
-            if last:
-                with self._cv:      # a post that raced close(): written before stopping
-                    if self._posted is None:
-                        return
+            if posted is None:                    # closing, and every head posted is written
+                return
+            written_at = time.monotonic()
+            _write_head(self.path, posted, self._log)
+
+
+def _write_head(path, posted, log):
+    """Anchor (id, hash); a failure is logged: the events are committed, verify sees the head lag."""
+    try:
+        head.write(path, *posted)
+    except OSError as e:
+        log("ledger head not written: %r" % (e,))
 
 
 class LedgerWriter:
@@ -243,10 +244,8 @@ class LedgerWriter:
             self._log("LEDGER HEAD MISMATCH: %s; the old head is kept as %s and `ctx ledger verify` "
                       "reports it until it is removed" % (problem, kept))
         if problem or anchored is None or anchored["id"] != self._last_id:
-            try:    # before the first write is taken: the anchor thread is not running yet
-                head.write(self.path, self._last_id, self._last_hash)
-            except OSError as e:
-                self._log("ledger head not written: %r" % (e,))
+            # before the first write is taken: the anchor thread is not running yet
+            _write_head(self.path, (self._last_id, self._last_hash), self._log)
 
     def _anchor(self):
         """Hand the head just committed to the anchor thread."""
