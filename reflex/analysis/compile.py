@@ -44,11 +44,19 @@ SessionStart's model; the epoch's [tiers] maps readers to policy tiers):
 MIN_EVIDENCE = 20 observations in a cell before anything moves off the base epoch: below that
 a Wilson interval on a rate is wider than +-0.2 and a single odd session could flip a decision.
 
-Determinism: inputs are ordered by their digest (blake3 of the file's bytes), sessions by id;
-a session found in more than one input is read once (from the input whose digest sorts
-first); rates are computed from integer counts at the end; the TOML writer sorts keys and
-formats floats with 4 decimals.  No clock is read: [epoch] carries only the provenance the
-issue declares (input digests and event counts; `created` stays "").
+Determinism: inputs are ordered by their digest, sessions by id; a session found in more than
+one input is read once (from the input whose digest sorts first); rates are computed from
+integer counts at the end; the TOML writer sorts keys and formats floats with 4 decimals.  No
+clock is read: [epoch] carries only the provenance the issue declares (input digests and event
+counts; `created` stays "").
+
+An input's digest names the events compiled.  A SQLite ledger's is the hash of its last event
+(Reader.snapshot): the head of its hash chain, which commits to every event before it, read with
+the events it bounds, so a daemon appending meanwhile changes nothing read.  The file's bytes
+would not do: WAL checkpoints, a VACUUM or rows the daemon adds to other tables change them
+while the events stay the same, so the same events would compile to different epochs (and a
+team dataset, which records the head it exported up to, could never match the ledger).  An
+export file's digest (JSONL, Parquet) is the blake3 of its bytes: it never changes.
 """
 
 from __future__ import annotations
@@ -186,18 +194,17 @@ def _open_input(path):
     if fmt == "sqlite":
         from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
         try:
-            reader = Reader(path)               # migrates an old schema first: digest after
-            events = reader.event_count()
+            reader = Reader(path)               # migrates an old schema first
+            snap = reader.snapshot()            # a live daemon may append meanwhile: read up to here
         except LedgerReadError as e:
             raise CompileError(str(e)) from None
-        inp = Input(path, _digest(path), fmt)
+        inp = Input(path, snap.head, fmt, events=snap.events)
 
         def sessions():
             try:
-                yield from reader.iter_sessions()
+                yield from reader.iter_sessions(through=snap.last_id)
             except LedgerReadError as e:
                 raise CompileError(str(e)) from None
-        inp.events = events
         return inp, sessions(), reader.close
     inp = Input(path, _digest(path), fmt)
     if fmt == "parquet":
@@ -370,7 +377,7 @@ def compile_epoch(paths, *, plan_value=False, base=None, progress=None) -> Compi
         opened.sort(key=lambda t: (t[0].digest, t[0].path))
         uniq, seen_digest = [], set()
         for inp, sessions, close in opened:
-            if inp.digest in seen_digest:      # the same file named twice
+            if inp.digest in seen_digest:      # the same events named twice (one file, or a copy of it)
                 continue
             seen_digest.add(inp.digest)
             uniq.append((inp, sessions, close))

@@ -318,7 +318,7 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
         if in_dataset != events:
             raise CompileError("ledger %s: the dataset holds %d of the %d events its export %d committed "
                                "(files missing or deleted?)" % (ledger, in_dataset, events, through))
-        if digest in seen:         # the same ledger file exported twice (e.g. from two machines)
+        if digest in seen:         # the same events exported twice (a copy of one ledger, from two machines)
             continue
         seen.add(digest)
         inputs.append(Input("dataset:%s@%d" % (ledger, through), digest, fmt, int(events)))

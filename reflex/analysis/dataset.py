@@ -28,8 +28,9 @@ computed here, from the unredacted local ledger, by the same code the SQLite com
 (reflex.analysis.compile_facts): a session's facts need its whole history, and a facts row is
 recomputed each time an export adds events to its session (readers keep the latest: the highest
 `through_id` per ledger and session).  The inputs row carries the ledger's provenance as the
-SQLite compile would print it (the blake3 of the ledger file as exported, its event count), so a
-compile of the dataset gives the same epoch bytes as compiling the ledger files themselves.
+SQLite compile gives it for the same events (the hash of the last event exported, the head of
+the ledger's hash chain, and the event count), so a compile of the dataset gives the same epoch
+bytes as compiling the ledger files themselves, with or without a daemon writing to them.
 
 Needs pyarrow (the parquet extra).
 """
@@ -392,7 +393,6 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
     They are fresh interpreters (multiprocessing's spawn), so a script calling this must guard its
     top level with `if __name__ == "__main__":`."""
     import time
-    from reflex.analysis.compile import _digest
     from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
     host_v = part_value(host)
     user_v = hashed_user(user) if hash_user else part_value(user)
@@ -409,17 +409,12 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         ledger = _ledger_id(first[0][0])
         with _lock(ledger_path), contextlib.ExitStack() as stack:
             hwm = max((c["last"] for c in committed(dataset_dir, ledger)), default=0)
-            last_id = reader.query("SELECT max(id) FROM events")[0][0]
+            # Everything below reads up to last_id: a daemon appending meanwhile adds to the next export.
+            snap = reader.snapshot()
+            last_id = snap.last_id
             if last_id <= hwm:
                 return ExportResult(0, 0, [], ledger, None, None)
             _remove_leftovers(dataset_dir, ledger, hwm)
-            # The provenance the SQLite compile prints for this file: its digest (read while the
-            # chunks are worked on; blake3 and file reads let other threads run) and event count.
-            from concurrent.futures import ThreadPoolExecutor
-            hashing = ThreadPoolExecutor(1)
-            digest_of = hashing.submit(_digest, ledger_path)
-            hashing.shutdown(wait=False)
-            total = reader.query("SELECT count(*) FROM events WHERE id <= ?", (last_id,))[0][0]
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
             name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)
             # The sessions with new events, in chunks of about CHUNK_EVENTS events, exported in
@@ -469,8 +464,9 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             summary = merge_hook_summaries(hook_parts, ledger, last_id)
             writers.write_table(os.path.join(dataset_dir, "hooks", where), summary)
             from reflex.analysis.compile_facts import FACTS_VERSION
-            digest = digest_of.result()
-            row = {"ledger": ledger, "through_id": last_id, "digest": digest, "fmt": "sqlite", "events": total,
+            # The provenance the SQLite compile gives this ledger read up to last_id: its chain head
+            # and event count (reflex.analysis.compile).
+            row = {"ledger": ledger, "through_id": last_id, "digest": snap.head, "fmt": "sqlite", "events": snap.events,
                    "facts_version": FACTS_VERSION, "exported_at": time.time() if now is None else now}
             writers.write(os.path.join(dataset_dir, "inputs", where), _schema(INPUT_COLUMNS),
                           [[row[c]] for c, _k in INPUT_COLUMNS])

@@ -85,11 +85,16 @@ def test_cli_compile_is_byte_identical_and_atomic(three, tmp_path):
     assert chk.returncode == 0 and "(compiled) OK" in chk.stdout
 
 
+def _chain_head(path):
+    import sqlite3
+    with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as c:
+        return c.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()[0]
+
+
 def test_provenance_is_digests_and_event_counts_only(three):
     res = compile_epoch(three)
     p = parse_policy(res.text)
-    from blake3 import blake3
-    digests = sorted("b3:" + blake3(open(f, "rb").read()).hexdigest() for f in three)
+    digests = sorted(_chain_head(f) for f in three)     # each ledger's chain head: its events, not its bytes
     assert p.epoch.ledgers == digests and p.epoch.source == "compiled" and p.epoch.created == ""
     assert p.epoch.events == sum(i.events for i in res.inputs) == res.events
     assert p.epoch.version == policy_mod.default_policy().epoch.version + 1
@@ -98,6 +103,55 @@ def test_provenance_is_digests_and_event_counts_only(three):
         assert os.path.basename(f) not in res.text and os.path.dirname(f) not in res.text   # no paths
     for d in digests:
         assert "#   %s  sqlite  events=" % d in res.text
+
+
+def test_the_same_events_give_the_same_epoch_whatever_the_file_holds(three, tmp_path):
+    """A ledger's bytes change while its events do not: the daemon's WAL is checkpointed, rows land
+    in its other tables, someone VACUUMs it.  None of that is a different ledger to compile."""
+    import shutil
+    import sqlite3
+    first = compile_epoch(three).text
+    copy = str(tmp_path / "a.db")
+    shutil.copy(three[0], copy)
+    with sqlite3.connect(copy) as c:
+        c.execute("CREATE TABLE not_events (x)")
+        c.execute("INSERT INTO not_events VALUES (randomblob(70000))")
+    c.close()
+    with sqlite3.connect(copy) as c:
+        c.execute("VACUUM")
+    c.close()
+    with open(copy, "rb") as f, open(three[0], "rb") as g:
+        assert f.read() != g.read()
+    assert compile_epoch([copy] + three[1:]).text == first
+    # one more event is another ledger: another digest, counted
+    conn = open_ledger(copy).conn
+    write_rows(conn, session("a99", "haiku"), _chain_head(copy))
+    conn.commit()
+    conn.close()
+    grown = compile_epoch([copy] + three[1:])
+    assert grown.text != first and _chain_head(copy) in grown.text
+    assert grown.events > compile_epoch(three).events
+
+
+def test_a_ledger_read_while_it_grows_is_read_up_to_its_digest(three, tmp_path):
+    """Events appended after the compile pinned the ledger are not read (their sessions either):
+    the events counted and compiled are exactly those up to the event the digest names."""
+    import shutil
+    from reflex.analysis import compile as compile_mod
+    copy = str(tmp_path / "b.db")
+    shutil.copy(three[1], copy)
+    before = compile_epoch([copy]).text
+    inp, sessions, close = compile_mod._open_input(copy)
+    conn = open_ledger(copy).conn                           # the daemon appends a whole new session
+    write_rows(conn, session("b99", "opus", follow=True), _chain_head(copy))
+    conn.commit()
+    conn.close()
+    try:
+        read = [sid for sid, _rows in sessions]
+    finally:
+        close()
+    assert "b99" not in read and len(read) == 5 and inp.digest in before
+    assert inp.events == int(before.split("events=")[1].split()[0])
 
 
 def test_exports_and_directories_compile_like_the_ledgers(three, tmp_path):

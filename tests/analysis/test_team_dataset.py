@@ -383,6 +383,87 @@ def test_export_in_parallel_chunks_equals_one_pass(team, tmp_path, monkeypatch):
         os.path.relpath(p, many) for p in res_many.files)
 
 
+def test_export_and_compile_while_the_daemon_writes(tmp_path):
+    """The user's world: the daemon is up and an agent is working while a cron job exports the
+    ledger and someone compiles it.  Each reads one state of the ledger (the events up to the one
+    its digest names); the exports lose and duplicate nothing; and once the work stops, the dataset
+    compiles to the bytes of the ledger's own compile, although the daemon rewrote the file (its
+    WAL checkpointed when it stopped) after the last event had been exported."""
+    import re
+    import sqlite3
+    import threading
+    from tests.support.team_ledgers import tests_file
+    dev = _developer(str(tmp_path), "carol")
+    ds = str(tmp_path / "dataset")
+    live, exported = [], []
+    dev.start()
+    try:
+        loop_session(dev, "carol-1", "claude-haiku-4-5")
+        stop, worked = threading.Event(), []
+
+        def agent_at_work():
+            a = dev.agent("carol-2", "claude-sonnet-4-5", failing=2)
+            a.start()
+            while not stop.is_set():
+                a.bash("python -m pytest -q")            # rewritten to ctx run: hook and run events
+                worked.append(1)
+            a.edit("test_a.py", tests_file(0))
+            a.bash("python -m pytest -q")
+            a.end()
+
+        t = threading.Thread(target=agent_at_work)
+        t.start()
+        try:
+            for k in range(3):
+                msg = _ctx(dev, "ledger", "export", "--format", "parquet", "--dataset", ds).stderr.decode()
+                exported.append(msg)
+                out = str(tmp_path / ("live-%d.toml" % k))
+                _ctx(dev, "policy", "compile", "--ledger", dev.paths.ledger, "--out", out)
+                live.append(out)
+        finally:
+            stop.set()
+            t.join(300)
+        assert not t.is_alive() and len(worked) >= 2
+    finally:
+        dev.stop()
+    with sqlite3.connect("file:%s?mode=ro" % dev.paths.ledger, uri=True) as c:
+        ids = {h: i for i, h in c.execute("SELECT id, hash FROM events")}
+        total = c.execute("SELECT count(*) FROM events").fetchone()[0]
+        for out in live:
+            # each live compile names the event it read up to and counts exactly the events up to it
+            digest, events = re.search(r"#\s+(b3:\S+)\s+sqlite\s+events=(\d+)", open(out).read()).groups()
+            assert digest in ids, "the digest names no event of the ledger"
+            assert c.execute("SELECT count(*) FROM events WHERE id <= ?", (ids[digest],)).fetchone()[0] == int(events)
+    assert any("appended" in m for m in exported)
+    _ctx(dev, "ledger", "export", "--format", "parquet", "--dataset", ds)        # what came after the last one
+    assert _rows(ds) == total > 0
+    assert _q("SELECT count(DISTINCT uid) FROM read_parquet('%s/events/*/*/*/*.parquet')" % ds) == total
+    a, b = str(tmp_path / "ledger.toml"), str(tmp_path / "dataset.toml")
+    _ctx(dev, "policy", "compile", "--ledger", dev.paths.ledger, "--out", a)
+    _ctx(dev, "policy", "compile", "--dataset", ds, "--out", b)
+    with open(a, "rb") as f, open(b, "rb") as g:
+        assert f.read() == g.read()
+
+
+def test_two_live_ledgers_compile_as_two(tmp_path):
+    """Two developers' daemons are up, their new events still in the WAL: both main files are the
+    same fresh schema, byte for byte.  Read as file bytes they were "the same ledger named twice"
+    and one developer's sessions were silently dropped; they are two ledgers."""
+    devs = [_developer(str(tmp_path), n) for n in ("dana", "eli")]
+    try:
+        for dev, session in zip(devs, (loop_session, careful_session)):
+            dev.start()
+            session(dev, dev.name + "-1", "claude-haiku-4-5")
+        out = _ctx(devs[0], "policy", "compile", "--ledger", devs[0].paths.ledger,
+                   "--ledger", devs[1].paths.ledger).stdout.decode()
+    finally:
+        for dev in devs:
+            dev.stop()
+    assert out.count("  sqlite  events=") == 2, out
+    ledgers = next(line for line in out.splitlines() if line.startswith("ledgers = "))
+    assert ledgers.count('"b3:') == 2, ledgers
+
+
 def D_reader(path):
     from reflex.analysis.stats.ledger_read import Reader
     return Reader(path)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import NamedTuple
+
 from reflex.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -23,6 +25,13 @@ CURRENT_TABLES = frozenset({"sessions", "events", "runs", "outcomes", "evidence_
 EVENT_READ_COLUMNS = ("uid", "session_id", "seq", "ts", "kind", "hook_event", "tool_name", "tool_use_id", "cwd",
                       "command", "family", "core_hash", "decision", "decision_detail", "exit_code",
                       "output_bytes", "rewrite_applied", "latency_us", "data", "harness")
+
+
+class Snapshot(NamedTuple):
+    """A ledger's events up to one event (Reader.snapshot)."""
+    last_id: int            # the last event's id (0: no events)
+    events: int             # events with id <= last_id
+    head: str               # that event's hash: the chain head (reflex.ledger.chain.GENESIS when empty)
 
 
 class LedgerReadError(UserError):
@@ -140,13 +149,15 @@ class Reader:
         return [r[0] for r in self.query("SELECT DISTINCT session_id FROM events WHERE session_id != '-' "
                                          "ORDER BY session_id")]
 
-    def iter_sessions(self, session_ids=None):
-        """(session_id, rows) per session, streamed in (session_id, seq) order."""
+    def iter_sessions(self, session_ids=None, through=None):
+        """(session_id, rows) per session, streamed in (session_id, seq) order; through: only the
+        events up to that id (a snapshot()'s last_id)."""
         cols = EVENT_READ_COLUMNS
         wanted = set(session_ids) if session_ids is not None else None
         cur_id, rows = None, []
-        for r in self.iterate("SELECT %s FROM events WHERE session_id != '-' ORDER BY session_id, seq"
-                              % ", ".join(cols)):
+        bound, args = ("", ()) if through is None else (" AND id <= ?", (through,))
+        for r in self.iterate("SELECT %s FROM events WHERE session_id != '-'%s ORDER BY session_id, seq"
+                              % (", ".join(cols), bound), args):
             d = dict(zip(cols, r))
             sid = d["session_id"]
             if sid != cur_id:
@@ -169,12 +180,31 @@ class Reader:
                           (session_id,))
         return [dict(zip(cols, r)) for r in rows]
 
-    def event_count(self) -> int:
-        return self.query("SELECT count(*) FROM events")[0][0]
-
     def chain_head(self) -> str | None:
         r = self.query("SELECT hash FROM events ORDER BY id DESC LIMIT 1")
         return r[0][0] if r else None
+
+    def snapshot(self, through=None) -> Snapshot:
+        """The ledger's events up to its last one (or up to id `through`), pinned by that event.
+
+        A live daemon keeps appending while a reader works, so a reader that counts, reads and
+        names the ledger in separate queries would describe three different ledgers.  Events are
+        append-only and their ids grow with every commit, so everything bounded by last_id is one
+        state.  `head` is that event's hash: the head of the ledger's hash chain, which commits to
+        every event before it (`ctx ledger verify` re-derives the chain).  It names the events,
+        not the file: a WAL checkpoint, a VACUUM or a runs row the daemon adds later change the
+        file's bytes but not its head."""
+        from reflex.ledger.chain import GENESIS
+        if through is None:
+            through = self.query("SELECT max(id) FROM events")[0][0]
+        if through is None:
+            return Snapshot(0, 0, GENESIS)
+        head = self.query("SELECT hash FROM events WHERE id = ?", (through,))
+        if not head:
+            raise LedgerReadError("%s has no event %d to read up to; `ctx ledger verify --ledger %s` says more"
+                                  % (self.path, through, self.path))
+        count = self.query("SELECT count(*) FROM events WHERE id <= ?", (through,))[0][0]
+        return Snapshot(through, count, head[0][0])
 
 
 # Ledger labels of events ctx itself produced inside a session (not the agent's harness).
