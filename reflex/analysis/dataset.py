@@ -288,7 +288,11 @@ def _lock(ledger_path):
     """One exporter per ledger at a time on this machine (different machines never share a name)."""
     import fcntl
     path = os.path.join(os.path.dirname(os.path.abspath(ledger_path)), ".dataset-export.lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise DatasetError("cannot take the export lock %s: %s (it lives next to the ledger; export a ledger "
+                           "from a directory you may write)" % (path, e.strerror or e)) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -296,22 +300,59 @@ def _lock(ledger_path):
         os.close(fd)
 
 
+def make_dirs(root, path) -> None:
+    """path (root or a directory inside it) and its missing parents.  The ones made under root
+    get root's permission bits and group, whatever this process's umask: a team shares a dataset
+    by making its root group-writable (`chmod 2775`, group the team), and a directory one exporter
+    makes must be writable by the next (every host and user exporting events of a date writes
+    into that date's directory)."""
+    os.makedirs(root, exist_ok=True)
+    st = os.stat(root)
+    cur = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        if part in ("", "."):
+            continue
+        cur = os.path.join(cur, part)
+        try:
+            os.mkdir(cur)
+        except FileExistsError:
+            continue
+        if os.stat(cur).st_gid != st.st_gid:
+            with contextlib.suppress(OSError):          # only a member of root's group may give it
+                os.chown(cur, -1, st.st_gid)
+        os.chmod(cur, st.st_mode & 0o7777)
+
+
+def _unwritable(path, e) -> DatasetError:
+    return DatasetError("cannot write %s: %s.  Nothing was committed.  Everyone who exports into a shared dataset "
+                        "needs write access to its directories: make its root group-writable for the team "
+                        "(chgrp TEAM DIR && chmod 2775 DIR); ctx gives what it creates there the root's mode and group"
+                        % (path, e.strerror or e))
+
+
 class _Writers:
     """Parquet writers under dot-names, renamed into place together by commit()."""
 
-    def __init__(self):
+    def __init__(self, root):
+        self.root = root
         self.open: dict = {}     # final path -> (tmp path, writer)
 
     def write(self, final, sch, columns, row_group_size=None):
         import pyarrow as pa
         import pyarrow.parquet as pq
         if final not in self.open:
-            os.makedirs(os.path.dirname(final), exist_ok=True)
             tmp = os.path.join(os.path.dirname(final), ".%s.%d.tmp" % (os.path.basename(final), os.getpid()))
-            self.open[final] = (tmp, pq.ParquetWriter(tmp, sch, compression="zstd"))
+            try:
+                make_dirs(self.root, os.path.dirname(final))
+                self.open[final] = (tmp, pq.ParquetWriter(tmp, sch, compression="zstd"))
+            except OSError as e:
+                raise _unwritable(os.path.dirname(final), e) from None
         arrays = [c if isinstance(c, (pa.Array, pa.ChunkedArray)) else pa.array(c, type=sch.field(i).type)
                   for i, c in enumerate(columns)]
-        self.open[final][1].write_table(pa.Table.from_arrays(arrays, schema=sch), row_group_size=row_group_size)
+        try:
+            self.open[final][1].write_table(pa.Table.from_arrays(arrays, schema=sch), row_group_size=row_group_size)
+        except OSError as e:
+            raise _unwritable(self.open[final][0], e) from None
 
     def write_table(self, final, table, row_group_size=None):
         self.write(final, table.schema, table.columns, row_group_size)
@@ -323,7 +364,10 @@ class _Writers:
     def commit(self, order=None):
         finals = sorted(self.open, key=order) if order else list(self.open)
         for final in finals:
-            os.replace(self.open[final][0], final)
+            try:
+                os.replace(self.open[final][0], final)
+            except OSError as e:
+                raise _unwritable(final, e) from None
         return finals
 
     def abort(self):
@@ -343,7 +387,10 @@ def _remove_leftovers(dataset_dir, ledger, hwm):
                                         % ledger)):
             m = parse_part_name(p)
             if m and m["ledger"] == ledger and m["first"] > hwm:
-                os.unlink(p)
+                try:
+                    os.unlink(p)
+                except OSError as e:
+                    raise _unwritable(p, e) from None
 
 
 def _facts_rows(out, sid, rows, ledger, through_id) -> None:
@@ -401,7 +448,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         reader = Reader(ledger_path)            # migrates an old schema first, as the compile does
     except LedgerReadError as e:
         raise DatasetError(str(e)) from None
-    writers = _Writers()
+    writers = _Writers(dataset_dir)
     try:
         first = reader.query("SELECT hash FROM events ORDER BY id LIMIT 1")
         if not first:

@@ -464,6 +464,92 @@ def test_two_live_ledgers_compile_as_two(tmp_path):
     assert ledgers.count('"b3:') == 2, ledgers
 
 
+def test_teammates_share_a_group_writable_dataset_whatever_their_umask(team):
+    """A team's dataset on a shared disk: its root group-owned by the team and setgid (2775), each
+    developer a different uid with the usual umask 022.  The first exporter creates
+    `events/date=D/`; the second must be able to add its `host=` directory there (it used to get
+    0755 from the first, and the teammate's export died on a PermissionError traceback).  Where a
+    directory really is not writable, the export is a clear error that commits nothing."""
+    import shutil
+    import sqlite3
+    import tempfile
+    from tests.adversarial._other_user import other_uid
+    from tests.analysis.test_policy_compile import ledger as make_ledger, session
+    from reflex.analysis import dataset as D
+    alice = other_uid()
+    bob, carol, group = alice + 1, alice + 2, alice + 500
+    base = tempfile.mkdtemp(prefix="ctx-team-", dir="/tmp")
+    try:
+        os.chmod(base, 0o755)
+        root = os.path.join(base, "team")
+        os.mkdir(root)
+        os.chown(root, 0, group)
+        os.chmod(root, 0o2775)
+        ledgers = {}
+        for uid, src in ((alice, team["alice"].paths.ledger), (bob, team["bob"].paths.ledger), (carol, None)):
+            home = os.path.join(base, str(uid))
+            os.mkdir(home)
+            ledgers[uid] = os.path.join(home, "ledger.db")
+            if src:
+                shutil.copy(src, ledgers[uid])
+            else:
+                make_ledger(ledgers[uid], [session("carol-1")])
+            with open(os.path.join(home, "said"), "w"):
+                pass
+            for name in ("", "ledger.db", "said"):
+                os.chown(os.path.join(home, name), uid, group)
+        # what the export imports, imported before the forks (another uid may not read this interpreter's tree)
+        shutil.copy(ledgers[carol], os.path.join(base, "warm.db"))
+        D.export_dataset(os.path.join(base, "warm.db"), os.path.join(base, "warm"), host="h", user="u", workers=1)
+
+        def export_as(uid):
+            """The export in a child process running as uid, in the team's group, umask 022."""
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.setgroups([group])
+                    os.setgid(group)
+                    os.setuid(uid)
+                    os.umask(0o022)
+                    try:
+                        D.export_dataset(ledgers[uid], root, host="box-%d" % uid, user="u%d" % uid, workers=1)
+                    except D.DatasetError as e:
+                        with open(os.path.join(os.path.dirname(ledgers[uid]), "said"), "w") as f:
+                            f.write(str(e))
+                    code = 0
+                except BaseException as e:  # noqa: BLE001 - reported through the exit code
+                    import traceback
+                    os.write(2, ("export as %d: %s\n" % (uid, traceback.format_exc())).encode())
+                finally:
+                    os._exit(code)
+            _pid, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0, "the export as uid %d failed" % uid
+
+        export_as(alice)
+        export_as(bob)
+        events = 0
+        for uid in (alice, bob):
+            with sqlite3.connect("file:%s?mode=ro" % ledgers[uid], uri=True) as c:
+                events += c.execute("SELECT count(*) FROM events").fetchone()[0]
+        assert _rows(root) == events > 0
+        for d, _s, _f in os.walk(root):
+            st = os.stat(d)
+            assert st.st_mode & 0o7777 == 0o2775 and st.st_gid == group, (d, oct(st.st_mode))
+        # the directories as an umask-022 exporter used to leave them: carol cannot add hers
+        for d, _s, _f in os.walk(root):
+            if d != root:
+                os.chmod(d, 0o755)
+        before = _files(root)
+        export_as(carol)
+        with open(os.path.join(os.path.dirname(ledgers[carol]), "said")) as f:
+            said = f.read()
+        assert "cannot write" in said and "Permission denied" in said and "Nothing was committed" in said, said
+        assert _files(root) == before
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def D_reader(path):
     from reflex.analysis.stats.ledger_read import Reader
     return Reader(path)
