@@ -25,6 +25,7 @@ Engines:
 from __future__ import annotations
 
 import os
+import re
 
 from reflex.analysis.evidence import OUTCOMES
 from reflex.analysis.dataset import OUTCOME_COLUMNS, TABLES
@@ -121,7 +122,22 @@ def committed_event_rows(file_rows, latest) -> dict:
 
 
 def _table_glob(dataset_dir, table) -> str:
-    return os.path.join(dataset_dir, table, "date=*", "host=*", "user=*", "part-*.parquet")
+    """The pattern of a table's files, for Python's glob and DuckDB (which read `[[]` as a literal
+    `[`, as glob.escape writes it): a dataset directory named `team [x]` is not a pattern."""
+    return os.path.join(_escaped(dataset_dir), table, "date=*", "host=*", "user=*", "part-*.parquet")
+
+
+def _escaped(dataset_dir) -> str:
+    import glob
+    return dataset_dir if "://" in dataset_dir else glob.escape(dataset_dir)
+
+
+def hadoop_path(path) -> str:
+    """A local path as Spark (Hadoop's glob) reads it literally: its pattern characters escaped
+    with a backslash (Hadoop takes no `[[]`).  A URL is the user's to spell."""
+    if "://" in path:
+        return path
+    return re.sub(r"([\\\[\]{}*?^])", r"\\\1", path)
 
 
 # hooks (the stats' summaries) came later: a dataset exported by an older ctx compiles without them.
@@ -226,7 +242,7 @@ class Spark:
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self.cached: list = []
         for t in _present(dataset_dir):
-            df = self.spark.read.parquet(os.path.join(dataset_dir, t))
+            df = self.spark.read.parquet(hadoop_path(os.path.join(dataset_dir, t)))
             for c in ("date", "host", "user"):
                 df = df.withColumnRenamed(c, "part_" + c)
             if t != "events":

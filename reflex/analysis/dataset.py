@@ -129,7 +129,7 @@ def parse_part_name(path) -> dict | None:
 def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
     """The committed exports (inputs files), parsed from their names: [{host, ledger, first, last, path}]."""
     out = []
-    for p in glob.glob(os.path.join(dataset_dir, "inputs", "date=*", "host=*", "user=*", "part-*.parquet")):
+    for p in glob.glob(os.path.join(glob.escape(dataset_dir), "inputs", "date=*", "host=*", "user=*", "part-*.parquet")):
         m = parse_part_name(p)
         if m and (ledger is None or m["ledger"] == ledger):
             out.append(m)
@@ -383,7 +383,7 @@ def _remove_leftovers(dataset_dir, ledger, hwm):
     for table in TABLES:
         if table == "inputs":
             continue
-        for p in glob.glob(os.path.join(dataset_dir, table, "date=*", "host=*", "user=*", "part-*-%s-*.parquet"
+        for p in glob.glob(os.path.join(glob.escape(dataset_dir), table, "date=*", "host=*", "user=*", "part-*-%s-*.parquet"
                                         % ledger)):
             m = parse_part_name(p)
             if m and m["ledger"] == ledger and m["first"] > hwm:

@@ -16,6 +16,7 @@ Spark needs Java and the spark extra: CI (.ci/run) installs both and sets CTX_RE
 there the Spark test fails rather than skips when either is missing.
 """
 
+import glob
 import json
 import os
 import shutil
@@ -59,13 +60,15 @@ def _q(sql):
 
 
 def _rows(ds, table="events"):
-    return _q("SELECT count(*) FROM read_parquet('%s/%s/*/*/*/*.parquet')" % (ds, table))
+    return _q("SELECT count(*) FROM read_parquet('%s/%s/*/*/*/*.parquet')" % (glob.escape(ds), table))
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("team"))
-    ds = os.path.join(root, "dataset")
+    # The team's share, named as people name folders: a name that is also a glob pattern must
+    # still be one directory to the exporters (re-exports add nothing), DuckDB, Spark and stats.
+    ds = os.path.join(root, "team [ctx] {a,b}")
     alice, bob = _developer(root, "alice"), _developer(root, "bob")
     exports = []
     try:
@@ -111,7 +114,7 @@ def test_exports_append_new_events_once(team):
         with sqlite3.connect("file:%s?mode=ro" % dev.paths.ledger, uri=True) as c:
             total += c.execute("SELECT count(*) FROM events").fetchone()[0]
     assert _rows(ds) == total          # every event once: no loss, no duplicate
-    assert _q("SELECT count(*) - count(DISTINCT uid) FROM read_parquet('%s/events/*/*/*/*.parquet')" % ds) == 0
+    assert _q("SELECT count(*) - count(DISTINCT uid) FROM read_parquet('%s/events/*/*/*/*.parquet')" % glob.escape(ds)) == 0
     # hive layout: date, host, user; both developers, two exports each
     users = {p.split(os.sep)[3] for p in team["files"] if p.startswith("events" + os.sep)}
     assert users == {"user=alice", "user=bob"}
@@ -119,13 +122,13 @@ def test_exports_append_new_events_once(team):
     assert not [p for p in team["files"] if os.path.basename(p).startswith(".")]    # no tmp file left
     # alice-1 went on after the first export: two facts snapshots, the compile reads the newer
     assert _q("SELECT count(DISTINCT through_id) FROM read_parquet('%s/facts/*/*/*/*.parquet') "
-              "WHERE session_id = 'alice-1'" % ds) == 2
+              "WHERE session_id = 'alice-1'" % glob.escape(ds)) == 2
 
 
 def test_events_only_redacted_no_outputs(team):
     ds = team["ds"]
     data = _q("SELECT string_agg(coalesce(command, '') || ' ' || coalesce(data, ''), '\n') "
-              "FROM read_parquet('%s/events/*/*/*/*.parquet')" % ds)
+              "FROM read_parquet('%s/events/*/*/*/*.parquet')" % glob.escape(ds))
     assert SECRET not in data and "[REDACTED:github-token]" in data
     # the failing suite's output (pytest's assertion lines, the digest ctx printed) stayed home
     assert "assert 0 == 100" not in data and '"error"' not in data and "tool_response" not in data
