@@ -359,7 +359,10 @@ class _Writers:
 
     def close(self):
         for tmp, w in self.open.values():
-            w.close()
+            try:
+                w.close()                  # the file's last row group and footer reach the disk here
+            except OSError as e:
+                raise _unwritable(tmp, e) from None
 
     def commit(self, order=None):
         finals = sorted(self.open, key=order) if order else list(self.open)

@@ -553,6 +553,44 @@ def test_teammates_share_a_group_writable_dataset_whatever_their_umask(team):
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_a_full_disk_stops_the_export_cleanly(tmp_path):
+    """The disk fills up mid-export (here: a file-size limit, with SIGXFSZ ignored as a full disk
+    would give ENOSPC instead of a signal).  The export says which file it could not write and
+    that nothing was committed, leaves no temp file and no commit, and the next export, with
+    room again, writes every event exactly once."""
+    import resource
+    import signal
+    import sqlite3
+    from tests.analysis.test_policy_compile import ledger as make_ledger, session
+    led = make_ledger(tmp_path / "ledger.db", [session("s%03d" % i) for i in range(400)])
+    ds = str(tmp_path / "ds")
+    env = dict(os.environ, CTX_HOME=str(tmp_path / "home"))
+    args = [sys.executable, "-m", "reflex.entry", "ledger", "export", "--ledger", led, "--format", "parquet",
+            "--dataset", ds, "--workers", "1"]
+
+    def full_disk(room):
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (room, room))
+        return limit
+
+    # No room even for SQLite's -shm file next to the ledger: the disk is named, not the ledger
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300, preexec_fn=full_disk(4096))
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    assert "cannot read" in p.stderr and "is the disk full" in p.stderr and "damaged" not in p.stderr, p.stderr
+    # Room to read, not to write the dataset: the file is named, nothing is committed or left
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300, preexec_fn=full_disk(64 * 1024))
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    assert "cannot write" in p.stderr and "File too large" in p.stderr and "Nothing was committed" in p.stderr, p.stderr
+    assert _files(ds) == [], _files(ds)
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(led) as c:
+        total = c.execute("SELECT count(*) FROM events").fetchone()[0]
+    assert _rows(ds) == total > 1000
+    assert _q("SELECT count(DISTINCT uid) FROM read_parquet('%s/events/*/*/*/*.parquet')" % glob.escape(ds)) == total
+
+
 def D_reader(path):
     from reflex.analysis.stats.ledger_read import Reader
     return Reader(path)

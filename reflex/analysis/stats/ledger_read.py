@@ -38,7 +38,19 @@ class LedgerReadError(UserError):
     """A ledger that cannot be read; the message says why and what to run."""
 
 
+# SQLite's answers that are about the disk or the other processes, not the ledger's pages.
+_NOT_DAMAGE = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_BUSY",
+               "SQLITE_LOCKED", "SQLITE_NOMEM")
+
+
 def _damaged(path, e) -> LedgerReadError:
+    name = getattr(e, "sqlite_errorname", None) or ""
+    if name.startswith(_NOT_DAMAGE):
+        # A full disk or an unwritable directory (even a read-only reader of a WAL ledger writes its
+        # -shm file next to it) must not send the user repairing a ledger that is fine.
+        return LedgerReadError("cannot read %s: %s (%s). The disk or the filesystem refused, not the ledger: is the "
+                               "disk full, or its directory not writable? Nothing was written to it."
+                               % (path, e, name))
     return LedgerReadError("%s is damaged or not a ctx ledger: %s. Nothing was written to it; "
                            "`ctx ledger verify --ledger %s` says what is wrong." % (path, e, path))
 
