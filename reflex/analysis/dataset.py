@@ -100,6 +100,37 @@ def hashed_user(user: str) -> str:
     return "u" + blake3(("ctx-team-user\n" + user).encode()).hexdigest()[:16]
 
 
+def hashed_host(host: str) -> str:
+    from blake3 import blake3
+    return "h" + blake3(("ctx-team-host\n" + host).encode()).hexdigest()[:16]
+
+
+# Columns that may spell the exporter's home directory (a path, or text holding paths).
+HOME_COLUMNS = ("cwd", "command", "decision_detail", "data", "project")
+
+
+def home_pattern(home: str | None) -> str | None:
+    """The RE2 (and Python re) pattern of home as a path or a path's start ("/home/al" is not
+    "/home/alice"'s), capturing the character after it; None when there is nothing to hide."""
+    home = (home or "").rstrip("/")
+    if len(home) < 2:
+        return None
+    return re.escape(home) + r"(/|[^A-Za-z0-9._-]|$)"
+
+
+def without_home(table, pattern, columns=HOME_COLUMNS):
+    """table with the home directory written `~` in its path-bearing string columns."""
+    import pyarrow.compute as pc
+    if pattern is None:
+        return table
+    for name in columns:
+        if name in table.column_names:
+            i = table.column_names.index(name)
+            table = table.set_column(i, table.field(i), pc.replace_substring_regex(table.column(i), pattern=pattern,
+                                                                                 replacement="~\\1"))
+    return table
+
+
 def _types():
     import pyarrow as pa
     return {"s": pa.string(), "i": pa.int64(), "f": pa.float64()}
@@ -436,16 +467,22 @@ def _negative():
 
 
 def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user: bool = False,
-                   now: float | None = None, workers: int | None = None) -> ExportResult:
+                   home: str | None = None, now: float | None = None, workers: int | None = None) -> ExportResult:
     """Append the ledger's events not yet in dataset_dir; -> what was appended (rows=0: nothing new).
+
+    hash_user: leave no name of the exporter in the dataset: the user and host partitions are
+    hashes, and the home directory (home, default this process's ~) is written `~` wherever a
+    path-bearing column spells it (working directories, projects, commands, event data).  A name
+    typed elsewhere in a command is not found; docs/team.md says so.
 
     workers: processes for the chunks of a large export (default: the CPUs this process may use).
     They are fresh interpreters (multiprocessing's spawn), so a script calling this must guard its
     top level with `if __name__ == "__main__":`."""
     import time
     from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
-    host_v = part_value(host)
+    host_v = hashed_host(host) if hash_user else part_value(host)
     user_v = hashed_user(user) if hash_user else part_value(user)
+    hide = home_pattern(os.path.expanduser("~") if home is None else home) if hash_user else None
     dataset_dir = os.fspath(dataset_dir)
     try:
         reader = Reader(ledger_path)            # migrates an old schema first, as the compile does
@@ -478,7 +515,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             if pool is not None:
                 stack.callback(pool.terminate)
             chunks = _chunks(reader, hwm, last_id)
-            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi) for lo, hi in chunks]
+            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi, hide) for lo, hi in chunks]
             fact_parts, hook_parts, rows, sessions = [], [], 0, 0
             results = pool.imap(_export_chunk_job, jobs) if pool and len(jobs) > 1 else map(_export_chunk_job, jobs)
 
@@ -493,7 +530,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 fact_parts.append(got["facts"])
                 rows += got["rows"]
                 sessions += got["sessions"]
-            loose = _EventTables(ledger, {})
+            loose = _EventTables(ledger, {}, hide)
             cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? AND session_id = '-' ORDER BY id"
                                       % ", ".join(EXPORT_COLUMNS), (hwm, last_id))
             while True:
@@ -605,15 +642,16 @@ def _export_chunk_job(job):
     return export_chunk(*job)
 
 
-def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
+def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi, hide=None) -> dict:
     """One chunk of an export: the sessions lo..hi (in session_id order) with an event in
     (hwm, last_id].  -> {"events": {date: Arrow table of its new events, redacted}, "facts": Arrow table, "rows",
-    "sessions"}.  Reads the ledger on its own read-only connection (the export holds the lock)."""
+    "sessions"}.  Reads the ledger on its own read-only connection (the export holds the lock).
+    hide: home_pattern() of a directory to write `~` (the facts are computed before, unchanged)."""
     from reflex.analysis.stats.ledger_read import Reader
     reader = Reader(ledger_path, migrate=False)
     cols = EXPORT_COLUMNS
     i_id, i_sid = cols.index("id"), cols.index("session_id")
-    out = _EventTables(ledger, _projects(reader, hwm, last_id, lo, hi))
+    out = _EventTables(ledger, _projects(reader, hwm, last_id, lo, hi), hide)
     facts = {c: [] for c, _k in FACT_COLUMNS}
     sessions = 0
 
@@ -645,7 +683,7 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi) -> dict:
         reader.close()
     tables = out.tables()
     return {"events": tables, "hooks": _hook_summary_of(tables, ledger, last_id),
-            "facts": _facts_table(facts), "rows": out.rows, "sessions": sessions}
+            "facts": without_home(_facts_table(facts), hide), "rows": out.rows, "sessions": sessions}
 
 
 def _hook_summary_of(by_date, ledger, through_id):
@@ -705,8 +743,8 @@ class _EventTables:
     redacted, with the normalized columns (EVENT_EXTRA) added.  Rows are converted CONVERT at a
     time, whatever their dates, and then split by date (a filter per date the batch holds)."""
 
-    def __init__(self, ledger, projects):
-        self.ledger, self.projects = ledger, projects
+    def __init__(self, ledger, projects, hide=None):
+        self.ledger, self.projects, self.hide = ledger, projects, hide
         self.schema = events_schema()
         self.pending: list = []
         self.done: dict = {}
@@ -745,9 +783,9 @@ class _EventTables:
             arrays[i[k]] = _scrubbed(columns[i[k]], _red, flagged_text)
         projects = self.projects
         columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
-        table = pa.Table.from_arrays(
+        table = without_home(pa.Table.from_arrays(
             [arrays[k] if k in arrays else pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)],
-            schema=sch)
+            schema=sch), self.hide)
         masks = date_masks(table.column(i["ts"]))
         for date, mask in masks:
             self.done.setdefault(date, []).append(table if len(masks) == 1 else table.filter(mask))

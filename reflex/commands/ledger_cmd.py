@@ -34,7 +34,9 @@ def _ledger_path(path):
               help="Append this ledger's new events to a team dataset directory (parquet; docs/team.md).")
 @click.option("--host", default=None, help="With --dataset: this machine's name in the dataset (default: hostname).")
 @click.option("--user", default=None, help="With --dataset: your name in the dataset (default: login name).")
-@click.option("--hash-user", is_flag=True, help="With --dataset: store the user name as a salted hash.")
+@click.option("--hash-user", is_flag=True,
+              help="With --dataset: leave no name of yours in the dataset: user and host as hashes, your home "
+                   "directory as ~ in paths and commands.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="With --dataset: processes for a large export (default: the CPUs ctx may use).")
 def export(session, ledger_path, fmt, out_path, dataset_dir, host, user, hash_user, workers):

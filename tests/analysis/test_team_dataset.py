@@ -591,6 +591,55 @@ def test_a_full_disk_stops_the_export_cleanly(tmp_path):
     assert _q("SELECT count(DISTINCT uid) FROM read_parquet('%s/events/*/*/*/*.parquet')" % glob.escape(ds)) == total
 
 
+def test_hash_user_leaves_no_name_of_the_exporter(tmp_path):
+    """`--hash-user` is asked for so that nobody reading the dataset can tell whose sessions these
+    are.  Hashing the user partition alone left the name in the host partition, in every working
+    directory and project (/home/NAME/...), in the hook payloads' transcript paths and in commands
+    that name a file under home.  With --hash-user none of it is left, and projects read `~/...`."""
+    from tests.support.team_ledgers import AgentSim, tests_file
+    name, host = "zed-tester", "zeds-laptop"
+    dev = _developer(str(tmp_path), name)
+    home = dev.env["HOME"]
+    project = os.path.join(home, "src", "app")
+    os.makedirs(project)
+    with open(os.path.join(project, "test_a.py"), "w") as f:
+        f.write(tests_file(2))
+    dev.start()
+    try:
+        a = AgentSim(dev.paths, dev.env, "zed-1", project, "claude-haiku-4-5")
+        a.start()
+        a.bash("python -m pytest -q")
+        a.bash("cat %s/src/app/test_a.py" % home)
+        a.end()
+    finally:
+        dev.stop()
+    ds = str(tmp_path / "ds")
+    _ctx(dev, "ledger", "export", "--format", "parquet", "--dataset", ds, "--hash-user", "--host", host)
+    seen = "\n".join(_files(ds))
+    import duckdb
+    con = duckdb.connect()
+    for table in ("events", "facts", "hooks", "inputs"):
+        rel = con.sql("SELECT * FROM read_parquet('%s/%s/*/*/*/*.parquet', hive_partitioning = true)"
+                      % (glob.escape(ds), table))
+        texts = [c for c, t in zip(rel.columns, rel.types) if str(t) == "VARCHAR"]
+        for row in rel.select(*texts).fetchall():
+            seen += "\n" + "\n".join(v for v in row if v)
+    con.close()
+    assert "zed-1" in seen and "pytest" in seen          # the events are there ...
+    for needle in (name, host, home):
+        assert needle not in seen, needle                  # ... but not whose they are
+    assert "~/src/app" in seen
+    board = json.loads(_ctx(dev, "stats", "--dataset", ds, "--json").stdout)
+    assert {r["project"] for r in board["rows"]} == {"~/src/app"}
+    # ... and it compiles to the ledger's epoch, byte for byte
+    assert _ctx(dev, "policy", "compile", "--dataset", ds).stdout == _ctx(
+        dev, "policy", "compile", "--ledger", dev.paths.ledger).stdout
+    # without --hash-user the same export names them (the assertion above can fail)
+    plain = str(tmp_path / "plain")
+    _ctx(dev, "ledger", "export", "--format", "parquet", "--dataset", plain, "--host", host)
+    assert any(host in f for f in _files(plain)) and any(name in f for f in _files(plain))
+
+
 def D_reader(path):
     from reflex.analysis.stats.ledger_read import Reader
     return Reader(path)
