@@ -496,11 +496,11 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         ledger = _ledger_id(first[0][0])
         with _lock(ledger_path), contextlib.ExitStack() as stack:
             hwm = max((c["last"] for c in committed(dataset_dir, ledger)), default=0)
+            if (reader.query("SELECT max(id) FROM events")[0][0] or 0) <= hwm:     # nothing new: no more reading
+                return ExportResult(0, 0, [], ledger, None, None)
             # Everything below reads up to last_id: a daemon appending meanwhile adds to the next export.
             snap = reader.snapshot()
             last_id = snap.last_id
-            if last_id <= hwm:
-                return ExportResult(0, 0, [], ledger, None, None)
             _remove_leftovers(dataset_dir, ledger, hwm)
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
             name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)

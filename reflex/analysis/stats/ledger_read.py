@@ -196,27 +196,35 @@ class Reader:
         r = self.query("SELECT hash FROM events ORDER BY id DESC LIMIT 1")
         return r[0][0] if r else None
 
-    def snapshot(self, through=None) -> Snapshot:
-        """The ledger's events up to its last one (or up to id `through`), pinned by that event.
+    def snapshot(self) -> Snapshot:
+        """The ledger's events up to its last one, pinned by that event.
 
         A live daemon keeps appending while a reader works, so a reader that counts, reads and
-        names the ledger in separate queries would describe three different ledgers.  Events are
-        append-only and their ids grow with every commit, so everything bounded by last_id is one
-        state.  `head` is that event's hash: the head of the ledger's hash chain, which commits to
-        every event before it (`ctx ledger verify` re-derives the chain).  It names the events,
-        not the file: a WAL checkpoint, a VACUUM or a runs row the daemon adds later change the
-        file's bytes but not its head."""
+        names the ledger in separate queries would describe three different ledgers.  The three
+        answers here come from one read transaction; events are append-only and their ids grow
+        with every commit, so whatever reads up to last_id afterwards sees the same state.
+        (count(*) of the whole table reads a covering index, in milliseconds; bounded by id it
+        would read the table.)  `head` is the last event's hash: the head of the ledger's hash
+        chain, which commits to every event before it (`ctx ledger verify` re-derives the chain).
+        It names the events, not the file: a WAL checkpoint, a VACUUM or a runs row the daemon
+        adds later change the file's bytes but not its head."""
         from reflex.ledger.chain import GENESIS
-        if through is None:
-            through = self.query("SELECT max(id) FROM events")[0][0]
-        if through is None:
-            return Snapshot(0, 0, GENESIS)
-        head = self.query("SELECT hash FROM events WHERE id = ?", (through,))
-        if not head:
-            raise LedgerReadError("%s has no event %d to read up to; `ctx ledger verify --ledger %s` says more"
-                                  % (self.path, through, self.path))
-        count = self.query("SELECT count(*) FROM events WHERE id <= ?", (through,))[0][0]
-        return Snapshot(through, count, head[0][0])
+        own = not self.conn.in_transaction
+        try:
+            if own:
+                self.conn.execute("BEGIN")
+        except sqlite3.DatabaseError as e:
+            raise _damaged(self.path, e) from None
+        try:
+            last = self.query("SELECT max(id) FROM events")[0][0]
+            if last is None:
+                return Snapshot(0, 0, GENESIS)
+            count = self.query("SELECT count(*) FROM events")[0][0]
+            head = self.query("SELECT hash FROM events WHERE id = ?", (last,))[0][0]
+            return Snapshot(last, count, head)
+        finally:
+            if own:
+                self.conn.execute("COMMIT")
 
 
 # Ledger labels of events ctx itself produced inside a session (not the agent's harness).
