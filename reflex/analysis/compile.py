@@ -67,7 +67,6 @@ import os
 from dataclasses import dataclass, field
 
 from reflex.analysis import evidence as evidence_mod
-from reflex.analysis.stats.scorecard import reader_of
 from reflex.analysis.stats.timeline import build
 from reflex.errors import UserError
 

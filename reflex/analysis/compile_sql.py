@@ -28,7 +28,7 @@ import os
 import re
 
 from reflex.analysis.evidence import OUTCOMES
-from reflex.analysis.dataset import OUTCOME_COLUMNS, TABLES
+from reflex.analysis.dataset import OUTCOME_COLUMNS, TABLES, table_glob
 
 # The latest committed export of each ledger: its provenance and the range the readers may trust.
 SQL_LATEST_INPUTS = """
@@ -121,17 +121,6 @@ def committed_event_rows(file_rows, latest) -> dict:
     return out
 
 
-def _table_glob(dataset_dir, table) -> str:
-    """The pattern of a table's files, for Python's glob and DuckDB (which read `[[]` as a literal
-    `[`, as glob.escape writes it): a dataset directory named `team [x]` is not a pattern."""
-    return os.path.join(_escaped(dataset_dir), table, "date=*", "host=*", "user=*", "part-*.parquet")
-
-
-def _escaped(dataset_dir) -> str:
-    import glob
-    return dataset_dir if "://" in dataset_dir else glob.escape(dataset_dir)
-
-
 def hadoop_path(path) -> str:
     """A local path as Spark (Hadoop's glob) reads it literally: its pattern characters escaped
     with a backslash (Hadoop takes no `[[]`).  A URL is the user's to spell."""
@@ -147,7 +136,7 @@ REQUIRED_TABLES = ("events", "facts", "inputs")
 def _present(dataset_dir) -> list[str]:
     """The dataset's tables that have files (every table, for a path only the engine can list)."""
     import glob
-    return [t for t in TABLES if t in REQUIRED_TABLES or "://" in dataset_dir or glob.glob(_table_glob(dataset_dir, t))]
+    return [t for t in TABLES if t in REQUIRED_TABLES or "://" in dataset_dir or glob.glob(table_glob(dataset_dir, t))]
 
 
 def _check_dataset(dataset_dir):
@@ -157,7 +146,7 @@ def _check_dataset(dataset_dir):
         raise CompileError("no dataset at %s (`ctx ledger export --format parquet --dataset %s` makes one)"
                            % (dataset_dir, dataset_dir))
     for t in REQUIRED_TABLES:
-        if "://" not in dataset_dir and not glob.glob(_table_glob(dataset_dir, t)):
+        if "://" not in dataset_dir and not glob.glob(table_glob(dataset_dir, t)):
             raise CompileError("%s is not a ctx team dataset: no %s/date=*/host=*/user=*/part-*.parquet files"
                                % (dataset_dir, t))
 
@@ -187,7 +176,7 @@ class DuckDB:
         self.con.execute("SET preserve_insertion_order = false")
         self.globs = {}
         for t in _present(dataset_dir):
-            self.globs[t] = _table_glob(dataset_dir, t)
+            self.globs[t] = table_glob(dataset_dir, t)
             path = self.globs[t].replace("'", "''")
             self.con.execute(
                 "CREATE VIEW %s AS SELECT * EXCLUDE (\"date\", \"host\", \"user\"), \"date\" AS part_date, "

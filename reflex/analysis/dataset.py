@@ -95,14 +95,11 @@ def part_value(text: str) -> str:
     return _SAFE.sub("_", text)[:64] or "_"
 
 
-def hashed_user(user: str) -> str:
+def hashed(kind: str, name: str) -> str:
+    """A user's or a host's name (kind "user", "host") as --hash-user stores it: stable, so one
+    person's sessions still group together."""
     from blake3 import blake3
-    return "u" + blake3(("ctx-team-user\n" + user).encode()).hexdigest()[:16]
-
-
-def hashed_host(host: str) -> str:
-    from blake3 import blake3
-    return "h" + blake3(("ctx-team-host\n" + host).encode()).hexdigest()[:16]
+    return kind[0] + blake3(("ctx-team-%s\n%s" % (kind, name)).encode()).hexdigest()[:16]
 
 
 # Columns that may spell the exporter's home directory (a path, or text holding paths).
@@ -157,10 +154,19 @@ def parse_part_name(path) -> dict | None:
     return {"host": m["host"], "ledger": m["ledger"], "first": int(m["first"]), "last": int(m["last"]), "path": path}
 
 
+def table_glob(dataset_dir, table, ledger: str = "*") -> str:
+    """The pattern of a table's files (of one ledger's, or every ledger's), for Python's glob and
+    DuckDB.  The directory is escaped (`[[]` is a literal `[` to both): a dataset named
+    `team [x]` is one directory, not a pattern.  A URL is the engine's to read as it is."""
+    root = dataset_dir if "://" in dataset_dir else glob.escape(dataset_dir)
+    name = "part-*.parquet" if ledger == "*" else "part-*-%s-*.parquet" % ledger
+    return os.path.join(root, table, "date=*", "host=*", "user=*", name)
+
+
 def committed(dataset_dir, ledger: str | None = None) -> list[dict]:
     """The committed exports (inputs files), parsed from their names: [{host, ledger, first, last, path}]."""
     out = []
-    for p in glob.glob(os.path.join(glob.escape(dataset_dir), "inputs", "date=*", "host=*", "user=*", "part-*.parquet")):
+    for p in glob.glob(table_glob(dataset_dir, "inputs")):
         m = parse_part_name(p)
         if m and (ledger is None or m["ledger"] == ledger):
             out.append(m)
@@ -417,8 +423,7 @@ def _remove_leftovers(dataset_dir, ledger, hwm):
     for table in TABLES:
         if table == "inputs":
             continue
-        for p in glob.glob(os.path.join(glob.escape(dataset_dir), table, "date=*", "host=*", "user=*", "part-*-%s-*.parquet"
-                                        % ledger)):
+        for p in glob.glob(table_glob(dataset_dir, table, ledger)):
             m = parse_part_name(p)
             if m and m["ledger"] == ledger and m["first"] > hwm:
                 try:
@@ -480,8 +485,8 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
     top level with `if __name__ == "__main__":`."""
     import time
     from reflex.analysis.stats.ledger_read import LedgerReadError, Reader
-    host_v = hashed_host(host) if hash_user else part_value(host)
-    user_v = hashed_user(user) if hash_user else part_value(user)
+    host_v = hashed("host", host) if hash_user else part_value(host)
+    user_v = hashed("user", user) if hash_user else part_value(user)
     hide = home_pattern(os.path.expanduser("~") if home is None else home) if hash_user else None
     dataset_dir = os.fspath(dataset_dir)
     try:

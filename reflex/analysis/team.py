@@ -157,15 +157,14 @@ def _check_summaries(dataset_dir) -> None:
     or one without the epoch's time)."""
     import glob
     from reflex.analysis.compile import CompileError
-    from reflex.analysis.compile_sql import _table_glob
-    from reflex.analysis.dataset import committed
+    from reflex.analysis.dataset import committed, table_glob
     if "://" in dataset_dir:
         return
     import pyarrow.parquet as pq
     from reflex.analysis.dataset import HOOK_SUMMARY_COLUMNS
     want = {c for c, _k in HOOK_SUMMARY_COLUMNS}
     # A summary without every column (an export by an older ctx) counts as none.
-    have = {os.path.basename(p) for p in glob.glob(_table_glob(dataset_dir, "hooks"))
+    have = {os.path.basename(p) for p in glob.glob(table_glob(dataset_dir, "hooks"))
             if want <= set(pq.read_schema(p).names)}
     missing = [c for c in committed(dataset_dir) if os.path.basename(c["path"]) not in have]
     if missing:

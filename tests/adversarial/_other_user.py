@@ -28,13 +28,14 @@ def other_uid():
     pytest.skip("no free uid for a second user")
 
 
-def as_other(uid, fn, *args):
-    """Run fn(*args) in a child process as `uid` (same gid, no groups); raise if it fails."""
+def as_other(uid, fn, *args, group=None):
+    """Run fn(*args) in a child process as `uid` (gid = uid and no other group, or gid = group, a
+    group it shares with others); raise if it fails."""
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            _become(uid)
+            _become(uid, group)
             fn(*args)
             code = 0
         except BaseException as e:  # noqa: BLE001 - reported through the exit code
@@ -48,9 +49,9 @@ def as_other(uid, fn, *args):
     assert os.waitstatus_to_exitcode(status) == 0, "action as uid %d failed" % uid
 
 
-def _become(uid):
-    os.setgroups([])
-    os.setgid(uid)
+def _become(uid, group=None):
+    os.setgroups([] if group is None else [group])
+    os.setgid(uid if group is None else group)
     os.setuid(uid)
 
 

@@ -476,7 +476,7 @@ def test_teammates_share_a_group_writable_dataset_whatever_their_umask(team):
     import shutil
     import sqlite3
     import tempfile
-    from tests.adversarial._other_user import other_uid
+    from tests.adversarial._other_user import as_other, other_uid
     from tests.analysis.test_policy_compile import ledger as make_ledger, session
     from reflex.analysis import dataset as D
     alice = other_uid()
@@ -505,29 +505,17 @@ def test_teammates_share_a_group_writable_dataset_whatever_their_umask(team):
         shutil.copy(ledgers[carol], os.path.join(base, "warm.db"))
         D.export_dataset(os.path.join(base, "warm.db"), os.path.join(base, "warm"), host="h", user="u", workers=1)
 
+        def export(uid):
+            os.umask(0o022)
+            try:
+                D.export_dataset(ledgers[uid], root, host="box-%d" % uid, user="u%d" % uid, workers=1)
+            except D.DatasetError as e:
+                with open(os.path.join(os.path.dirname(ledgers[uid]), "said"), "w") as f:
+                    f.write(str(e))
+
         def export_as(uid):
             """The export in a child process running as uid, in the team's group, umask 022."""
-            pid = os.fork()
-            if pid == 0:
-                code = 1
-                try:
-                    os.setgroups([group])
-                    os.setgid(group)
-                    os.setuid(uid)
-                    os.umask(0o022)
-                    try:
-                        D.export_dataset(ledgers[uid], root, host="box-%d" % uid, user="u%d" % uid, workers=1)
-                    except D.DatasetError as e:
-                        with open(os.path.join(os.path.dirname(ledgers[uid]), "said"), "w") as f:
-                            f.write(str(e))
-                    code = 0
-                except BaseException as e:  # noqa: BLE001 - reported through the exit code
-                    import traceback
-                    os.write(2, ("export as %d: %s\n" % (uid, traceback.format_exc())).encode())
-                finally:
-                    os._exit(code)
-            _pid, status = os.waitpid(pid, 0)
-            assert os.waitstatus_to_exitcode(status) == 0, "the export as uid %d failed" % uid
+            as_other(uid, export, uid, group=group)
 
         export_as(alice)
         export_as(bob)

@@ -192,10 +192,6 @@ class Reader:
                           (session_id,))
         return [dict(zip(cols, r)) for r in rows]
 
-    def chain_head(self) -> str | None:
-        r = self.query("SELECT hash FROM events ORDER BY id DESC LIMIT 1")
-        return r[0][0] if r else None
-
     def snapshot(self) -> Snapshot:
         """The ledger's events up to its last one, pinned by that event.
 
@@ -216,12 +212,10 @@ class Reader:
         except sqlite3.DatabaseError as e:
             raise _damaged(self.path, e) from None
         try:
-            last = self.query("SELECT max(id) FROM events")[0][0]
-            if last is None:
+            last = self.query("SELECT id, hash FROM events ORDER BY id DESC LIMIT 1")
+            if not last:
                 return Snapshot(0, 0, GENESIS)
-            count = self.query("SELECT count(*) FROM events")[0][0]
-            head = self.query("SELECT hash FROM events WHERE id = ?", (last,))[0][0]
-            return Snapshot(last, count, head)
+            return Snapshot(last[0][0], self.query("SELECT count(*) FROM events")[0][0], last[0][1])
         finally:
             if own:
                 self.conn.execute("COMMIT")
