@@ -309,6 +309,29 @@ def sqlite_ledger(tpl, path, events):
     return t.num_rows
 
 
+def facts_store_as_the_daemon_does(ledger, env) -> dict:
+    """Store the facts of the ledger's ended sessions with the daemon's own command
+    (`python -m reflex.analysis.facts_store LEDGER`, ids on stdin); -> its cost."""
+    import resource
+    import sqlite3
+    from reflex.analysis import facts_store
+    with sqlite3.connect("file:%s?mode=ro" % ledger, uri=True) as c:
+        ended = [r[0] for r in c.execute("SELECT DISTINCT session_id FROM events WHERE hook_event = 'SessionEnd'")]
+        sessions = c.execute("SELECT count(DISTINCT session_id) FROM events WHERE session_id != '-'").fetchone()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "reflex.analysis.facts_store", ledger], input="\n".join(ended),
+                       env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise SystemExit("storing the facts failed: %s" % p.stderr[-1500:])
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"store": facts_store.store_path(ledger), "sessions": len(ended), "ledger_sessions": sessions,
+            "wall_s": round(wall, 2), "cpu_s": round(cpu, 1), "cpu_ms_per_session": round(1000 * cpu / max(1, len(ended)), 2),
+            "store_mb": round(os.path.getsize(facts_store.store_path(ledger)) / 1e6, 1)}
+
+
 ROUNDS = 3       # runs of each figure with a target whose median is reported
 
 
@@ -361,6 +384,13 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
             ne = nb
         eds = os.path.join(root, "export-ds")
         export = ["ledger", "export", "--ledger", led, "--format", "parquet", "--dataset"]
+        # The ledger as a daemon leaves it: the facts of every session that ended (SessionEnd)
+        # stored beside it by the daemon's child (reflex.daemon.session_facts), run here the way
+        # the daemon runs it, over all of them at once (the daemon runs it a few sessions at a
+        # time, after they end).  Its cost is the daemon's, spread over the sessions' lifetimes.
+        fs = facts_store_as_the_daemon_does(led, env)
+        log("facts of %d ended sessions stored in %.1f s (CPU %.1f s, %.2f ms a session)"
+            % (fs["sessions"], fs["wall_s"], fs["cpu_s"], fs["cpu_ms_per_session"]))
         cpu_pooled: list = []
         w1, rc1, _o, e1, mb1 = timed(export + [eds], env, cpu=cpu_pooled)
         w2, rc2, _o, e2, _mb = timed(export + [eds], env)
@@ -381,7 +411,21 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
                 runs.append((w, mb))
         if rc1 or rc2:
             raise SystemExit("export failed: %s %s" % (e1.decode()[-1500:], e2.decode()[-1500:]))
+        # Beside it, the cold export: the same ledger with no stored facts (one from an older ctx,
+        # or whose sessions were all killed before they ended), every session's facts computed.
+        store = fs["store"]
+        os.replace(store, store + ".aside")
+        cold, cpu_cold = [], []
+        for k in range(ROUNDS):
+            d = "%s-cold-%d" % (eds, k)
+            w, rc, _o, e, mb = timed(export + [d], env, cpu=cpu_cold)
+            shutil.rmtree(d, ignore_errors=True)
+            if rc:
+                raise SystemExit("export failed: %s" % e.decode()[-1500:])
+            cold.append((w, mb))
+        os.replace(store + ".aside", store)
         (w1, mb1), (w0, mb0) = _median(pooled), _median(one)
+        wc, mbc = _median(cold)
         import duckdb
         con = duckdb.connect()
         rows = con.execute("SELECT count(*) FROM read_parquet('%s/events/*/*/*/*.parquet')" % eds).fetchone()[0]
@@ -394,9 +438,12 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
                          "one_process_peak_rss_mb": round(mb0, 1), "speedup_vs_one_process": round(w0 / w1, 2),
                          "cpu_s": round(statistics.median(cpu_pooled), 1), "one_process_cpu_s": round(statistics.median(cpu_one), 1),
                          "second_wall_s": round(w2, 2), "second_added_rows": 0 if "0 rows added" in e2.decode() else None,
-                         "first_message": e1.decode().strip()[-300:], "second_message": e2.decode().strip()[-300:]}
-        log("export of %d events: %.1f s (%.0f MB, %d workers; one process: %.1f s, %.0f MB); again: %.1f s, %s"
-            % (ne, w1, mb1, _workers(), w0, mb0, w2, e2.decode().strip()))
+                         "first_message": e1.decode().strip()[-300:], "second_message": e2.decode().strip()[-300:],
+                         "facts_store": {k: v for k, v in fs.items() if k != "store"},
+                         "cold_wall_s": round(wc, 2), "cold_peak_rss_mb": round(mbc, 1),
+                         "cold_walls_s": [round(w, 2) for w, _mb in cold], "cold_cpu_s": round(statistics.median(cpu_cold), 1)}
+        log("export of %d events: %.1f s (%.0f MB, %d workers; one process: %.1f s, %.0f MB; no stored facts: %.1f s); "
+            "again: %.1f s, %s" % (ne, w1, mb1, _workers(), w0, mb0, wc, w2, e2.decode().strip()))
         if export_n == base:
             ds_toml = os.path.join(root, "epoch-export-ds.toml")
             wall, rc, _o, err, mb = timed(["policy", "compile", "--dataset", eds, "--out", ds_toml], env)
@@ -408,6 +455,7 @@ def run(sizes, base, export_n, spark, sessions, keep=None, log=print):
                 % (wall, mb, same))
         shutil.rmtree(eds)
         os.unlink(led)
+        os.unlink(fs["store"])
 
         for size in sizes:
             ds = os.path.join(root, "ds-%d" % size)

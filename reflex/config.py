@@ -15,6 +15,9 @@ Keys (all optional):
   search_time_limit_s how long `ctx search` may take, answer included (1.0); what it could not
                       search in that time is said in the answer
   search_warm         redact new outputs for search ahead of time, in the background (true)
+  session_facts       store ended sessions' compile facts beside the ledger, for fast team
+                      dataset exports (true; reflex.daemon.session_facts)
+  session_facts_after_s  seconds the daemon collects ended sessions before storing their facts (30)
 
 stdlib-only.
 """
@@ -34,6 +37,8 @@ DEFAULTS = {
     "blob_max_age_days": 30,
     "search_time_limit_s": 1.0,
     "search_warm": True,
+    "session_facts": True,
+    "session_facts_after_s": 30.0,
 }
 
 

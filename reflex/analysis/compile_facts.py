@@ -23,6 +23,17 @@ from reflex.analysis import evidence as evidence_mod
 from reflex.analysis.stats.scorecard import reader_of, run_tokens
 
 DENSIFIED = ("dense", "inline")
+OUTCOME_COLUMNS = ("o_retrieved", "o_narrowed", "o_landed", "o_validated_after_edit", "o_discriminated",
+                   "o_reversed", "o_equivalent_requery", "o_redundant", "o_abandoned")
+# A session's facts as table rows (a team dataset's facts table, reflex.analysis.dataset; the
+# store of ended sessions' facts, reflex.analysis.facts_store): (column, kind: s text, i integer).
+# One "session" row per session, then one "run" row per RunFact.
+FACT_COLUMNS = (("ledger", "s"), ("session_id", "s"), ("through_id", "i"), ("facts_version", "i"),
+                ("row_kind", "s"), ("harness", "s"), ("project", "s"), ("model", "s"), ("reader", "s"),
+                ("family", "s"), ("digested", "i"), ("first_density", "s"), ("requeried", "i"), ("densified", "i"),
+                ("hinted", "i"), ("followed", "i"), ("positive", "i"), ("negative", "i"), ("rerun", "i"),
+                ("raw_tokens", "i"), ("delivered_tokens", "i"), ("saved_tokens", "i")) + tuple(
+                    (c, "i") for c in OUTCOME_COLUMNS)
 FACTS_VERSION = 1      # bump when RunFact's meaning changes: old dataset facts are then refused
 
 
@@ -107,3 +118,27 @@ def fold(cells: dict, facts, new_cell) -> None:
         if f.hinted:
             cell.hints[0] += 1
             cell.hints[1] += 1 if f.followed else 0
+
+
+def session_fact_rows(sid: str, rows) -> list[dict]:
+    """One session's facts as rows of FACT_COLUMNS (all but ledger and through_id, which say where
+    they are stored): its "session" row, then a "run" row per run_facts.  rows: the session's
+    events over its whole history, as dicts with at least EVENT_READ_COLUMNS, in seq order."""
+    from reflex.analysis.stats.timeline import build
+    positive, negative = evidence_mod.POSITIVE, evidence_mod.NEGATIVE
+    tl = build(sid, rows)
+    # An older ledger may not say which harness a session ran under: those were all Claude Code.
+    harness = next((r["harness"] for r in rows if r["kind"] == "hook" and r.get("harness")), None) or "claude"
+    common = {"session_id": sid, "facts_version": FACTS_VERSION, "harness": harness, "project": tl.cwd,
+              "model": tl.model, "reader": reader_of(tl.model)}
+    out = [dict(common, row_kind="session")]
+    for f in run_facts(tl):
+        row = dict(common, row_kind="run", family=f.family, digested=int(f.digested), first_density=f.first_density,
+                   requeried=int(f.requeried), densified=int(f.densified), hinted=int(f.hinted),
+                   followed=int(f.followed), rerun=int(f.rerun), raw_tokens=f.raw_tokens,
+                   delivered_tokens=f.delivered_tokens, saved_tokens=f.saved_tokens,
+                   positive=int(bool(f.outcomes & positive)), negative=int(bool(f.outcomes & negative)))
+        for c in OUTCOME_COLUMNS:
+            row[c] = int(c[2:] in f.outcomes)
+        out.append(row)
+    return out

@@ -10,7 +10,8 @@ reflex.analysis.team).  Layout, hive-partitioned so engines prune by date, host 
     DIR/inputs/date=.../host=H/user=U/part-H-L-FIRST-LAST.parquet          one row: the export itself
 
 L is the ledger's identity (the hash of its first event: it never changes as the ledger grows) and
-FIRST-LAST the range of event ids (the ledger's global order) the export covered, so:
+FIRST-LAST the range of event ids (the ledger's global order) the export covered (an events file:
+the ids it holds; an export writes them in ranges of CHUNK_EVENTS ids), so:
 
 * re-exporting adds nothing: the export starts after the highest LAST already in DIR/inputs for
   this ledger, and writes nothing when there is nothing new;
@@ -23,16 +24,18 @@ FIRST-LAST the range of event ids (the ledger's global order) the export covered
 
 What leaves the machine: events only, never outputs.  Output-bearing fields of `data` (a failed
 call's `error`, `tool_response`, edit contents) are dropped; commands, details and every remaining
-string pass reflex.digest.redact, the redaction digests and `ctx get` apply.  The facts are
-computed here, from the unredacted local ledger, by the same code the SQLite compile runs
+string pass reflex.digest.redact, the redaction digests and `ctx get` apply.  The facts come from
+the unredacted local ledger, computed by the same code the SQLite compile runs
 (reflex.analysis.compile_facts): a session's facts need its whole history, and a facts row is
 recomputed each time an export adds events to its session (readers keep the latest: the highest
-`through_id` per ledger and session).  The inputs row carries the ledger's provenance as the
+`through_id` per ledger and session).  The daemon has ended sessions' facts stored beside the
+ledger (reflex.analysis.facts_store); the export takes those that cover a session's history
+exactly and computes the rest.  The inputs row carries the ledger's provenance as the
 SQLite compile gives it for the same events (the hash of the last event exported, the head of
 the ledger's hash chain, and the event count), so a compile of the dataset gives the same epoch
 bytes as compiling the ledger files themselves, with or without a daemon writing to them.
 
-Needs pyarrow (the parquet extra).
+Needs pyarrow, duckdb and adbc-driver-sqlite (the parquet extra).
 """
 
 from __future__ import annotations
@@ -45,11 +48,12 @@ import os
 import re
 from dataclasses import dataclass
 
+from reflex.analysis import facts_store
+from reflex.analysis.compile_facts import FACT_COLUMNS, OUTCOME_COLUMNS, session_fact_rows
 from reflex.ledger import schema
 from reflex.digest import redact as _redact
 
 BATCH = 64_000           # events per row group written and per SQLite fetch (an export holds ~2 per date)
-CONVERT = 16_384         # events per Arrow conversion (a batch's table and its split by date are both held)
 TABLES = ("events", "facts", "hooks", "inputs")
 _NAME = re.compile(r"^part-(?P<host>.+)-(?P<ledger>[0-9a-f]{16})-(?P<first>\d{12})-(?P<last>\d{12})\.parquet$")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -62,13 +66,6 @@ _TOOL_INPUT_KEEP = frozenset({"description", "file_path", "notebook_path", "run_
 # Normalized columns a reader would otherwise dig out of data or join for: the ledger, the policy
 # epoch the event recorded, and its session's project (the session's first working directory).
 EVENT_EXTRA = ("ledger", "policy_epoch", "project")
-OUTCOME_COLUMNS = ("o_retrieved", "o_narrowed", "o_landed", "o_validated_after_edit", "o_discriminated",
-                   "o_reversed", "o_equivalent_requery", "o_redundant", "o_abandoned")
-FACT_COLUMNS = (("ledger", "s"), ("session_id", "s"), ("through_id", "i"), ("facts_version", "i"),
-                ("row_kind", "s"), ("harness", "s"), ("project", "s"), ("model", "s"), ("reader", "s"),
-                ("family", "s"), ("digested", "i"), ("first_density", "s"), ("requeried", "i"), ("densified", "i"), ("hinted", "i"),
-                ("followed", "i"), ("positive", "i"), ("negative", "i"), ("rerun", "i"), ("raw_tokens", "i"),
-                ("delivered_tokens", "i"), ("saved_tokens", "i")) + tuple((c, "i") for c in OUTCOME_COLUMNS)
 INPUT_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("digest", "s"), ("fmt", "s"), ("events", "i"),
                  ("facts_version", "i"), ("exported_at", "f"))
 
@@ -88,6 +85,7 @@ class ExportResult:
     ledger: str
     first_id: int | None
     last_id: int | None
+    stored_sessions: int = 0  # sessions whose facts came from the store of ended sessions' facts
 
 
 def part_value(text: str) -> str:
@@ -391,13 +389,18 @@ class _Writers:
         except OSError as e:
             raise _unwritable(self.open[final][0], e) from None
 
+    def adopt(self, final, tmp):
+        """A file a worker wrote (and closed) under the dot-name tmp: renamed or removed with ours."""
+        self.open[final] = (tmp, None)
+
     def write_table(self, final, table, row_group_size=None):
         self.write(final, table.schema, table.columns, row_group_size)
 
     def close(self):
         for tmp, w in self.open.values():
             try:
-                w.close()                  # the file's last row group and footer reach the disk here
+                if w is not None:
+                    w.close()              # the file's last row group and footer reach the disk here
             except OSError as e:
                 raise _unwritable(tmp, e) from None
 
@@ -413,14 +416,26 @@ class _Writers:
     def abort(self):
         for tmp, w in self.open.values():
             with contextlib.suppress(Exception):
-                w.close()
+                if w is not None:
+                    w.close()
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
 
-def _remove_leftovers(dataset_dir, ledger, hwm):
-    """Files of this ledger past the last committed range: an export that died before its commit."""
+def _remove_leftovers(dataset_dir, ledger, hwm, host_v):
+    """What an export of this ledger from this host left when it died before its commit: files
+    past the last committed range, and the dot-named files its writers had not renamed yet (no
+    other exporter can be writing them: this machine's hold the lock, other machines' files carry
+    their own host)."""
     for table in TABLES:
+        for p in glob.glob(os.path.join(os.path.dirname(table_glob(dataset_dir, table, ledger)),
+                                        ".part-%s-%s-*.tmp" % (host_v, ledger))):
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise _unwritable(p, e) from None
         if table == "inputs":
             continue
         for p in glob.glob(table_glob(dataset_dir, table, ledger)):
@@ -435,40 +450,10 @@ def _remove_leftovers(dataset_dir, ledger, hwm):
 def _facts_rows(out, sid, rows, ledger, through_id) -> None:
     """Append to out (columns of FACT_COLUMNS) the facts rows of one session over its whole
     history (rows: dicts with at least the timeline's columns, EVENT_READ_COLUMNS, in seq order)."""
-    from reflex.analysis.compile_facts import FACTS_VERSION, run_facts
-    from reflex.analysis.stats.timeline import build
-    from reflex.analysis.stats.scorecard import reader_of
-    positive, negative = _positive(), _negative()
-    tl = build(sid, rows)
-    # An older ledger may not say which harness a session ran under: those were all Claude Code.
-    harness = next((r["harness"] for r in rows if r["kind"] == "hook" and r.get("harness")), None) or "claude"
-    common = {"ledger": ledger, "session_id": sid, "through_id": through_id, "facts_version": FACTS_VERSION,
-              "harness": harness, "project": tl.cwd, "model": tl.model, "reader": reader_of(tl.model)}
-
-    def add(row):
+    for row in session_fact_rows(sid, rows):
+        row["ledger"], row["through_id"] = ledger, through_id
         for c, col in out.items():
             col.append(row.get(c))
-    add(dict(common, row_kind="session"))
-    for f in run_facts(tl):
-        row = dict(common, row_kind="run", family=f.family, digested=int(f.digested),
-                   first_density=f.first_density,
-                   requeried=int(f.requeried), densified=int(f.densified), hinted=int(f.hinted),
-                   followed=int(f.followed), rerun=int(f.rerun), raw_tokens=f.raw_tokens,
-                   delivered_tokens=f.delivered_tokens, saved_tokens=f.saved_tokens,
-                   positive=int(bool(f.outcomes & positive)), negative=int(bool(f.outcomes & negative)))
-        for c in OUTCOME_COLUMNS:
-            row[c] = int(c[2:] in f.outcomes)
-        add(row)
-
-
-def _positive():
-    from reflex.analysis.evidence import POSITIVE
-    return POSITIVE
-
-
-def _negative():
-    from reflex.analysis.evidence import NEGATIVE
-    return NEGATIVE
 
 
 def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user: bool = False,
@@ -506,51 +491,55 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             # Everything below reads up to last_id: a daemon appending meanwhile adds to the next export.
             snap = reader.snapshot()
             last_id = snap.last_id
-            _remove_leftovers(dataset_dir, ledger, hwm)
+            _remove_leftovers(dataset_dir, ledger, hwm, host_v)
             first_id = reader.query("SELECT min(id) FROM events WHERE id > ?", (hwm,))[0][0]
-            name = "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first_id, last_id)
-            # The sessions with new events, in chunks of about CHUNK_EVENTS events, exported in
-            # session order (by a pool of worker processes when there is more than one chunk):
-            # each chunk's new events redacted into Arrow tables per date and each of its
-            # sessions' facts computed from its whole history.  The chunks come back in order, so
-            # the files are the same whatever the pool's timing.  Events outside any session
-            # ("-") are only exported.
-            # The pool starts (its interpreters import) while the chunks are being cut.
-            pool = _pool(workers, expect_chunks=(last_id - hwm) // CHUNK_EVENTS + 1)
+            name = part_name(host_v, ledger, first_id, last_id)
+            # Two kinds of jobs, run by a pool of worker processes: the new events by ranges of
+            # CHUNK_EVENTS ids, each redacted into Arrow and written by its worker into its own
+            # files (one per date it holds, named by the ids it holds), and the facts not stored
+            # of the sessions with new events, in chunks of whole sessions (their facts read their
+            # whole history).  Results come back in job order, so what is written is the same
+            # whatever the pool's timing.
+            ranges = _id_ranges(hwm, last_id)
+            pool = _pool(workers, expect_chunks=len(ranges) + (last_id - hwm) // CHUNK_EVENTS + 1)
             if pool is not None:
                 stack.callback(pool.terminate)
-            chunks = _chunks(reader, hwm, last_id)
-            jobs = [(ledger_path, ledger, hwm, last_id, lo, hi, hide) for lo, hi in chunks]
-            fact_parts, hook_parts, rows, sessions = [], [], 0, 0
-            results = pool.imap(_export_chunk_job, jobs) if pool and len(jobs) > 1 else map(_export_chunk_job, jobs)
-
-            def write_events(by_date):
-                for date in sorted(by_date):
-                    writers.write_table(os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v,
-                                                     "user=" + user_v, name), by_date[date], row_group_size=BATCH)
-
-            for got in results:
-                write_events(got["events"])
-                hook_parts.append(got["hooks"])           # the chunk's hook summary (small)
-                fact_parts.append(got["facts"])
+            where_events = (dataset_dir, host_v, user_v)
+            events_jobs = [("events", ledger_path, ledger, last_id, lo, hi, hide, where_events) for lo, hi in ranges]
+            # The events jobs start first: the pool works on them while this process finds
+            # which sessions' facts are stored.
+            run = (lambda jobs: pool.imap(_job, jobs)) if pool else (lambda jobs: map(_job, jobs))
+            events_results = run(events_jobs)
+            # A session's facts come from the store the daemon fills as sessions end
+            # (reflex.analysis.facts_store) when they were computed over exactly its history up to
+            # last_id by this code; the other sessions' are computed here.
+            touched = _touched(reader, hwm, last_id, snap.events)
+            stored = facts_store.lookup(ledger_path, {sid: h for sid, _n, h in touched})
+            have = set(stored.column("session_id").to_pylist()) if stored.num_rows else set()
+            facts_results = run([("facts", ledger_path, ledger, last_id, sids, hide)
+                                 for sids in _chunks([(sid, n) for sid, n, _h in touched if sid not in have])])
+            fact_parts, hook_parts, rows, sessions = [], [], 0, len(have)
+            for got in events_results:
+                for final, tmp in got["files"]:
+                    writers.adopt(final, tmp)
+                hook_parts.append(got["hooks"])        # the range's hook summary (small)
                 rows += got["rows"]
+            for got in facts_results:
+                fact_parts.append(got["facts"])
                 sessions += got["sessions"]
-            loose = _EventTables(ledger, {}, hide)
-            cur = reader.conn.execute("SELECT %s FROM events WHERE id > ? AND id <= ? AND session_id = '-' ORDER BY id"
-                                      % ", ".join(EXPORT_COLUMNS), (hwm, last_id))
-            while True:
-                batch = cur.fetchmany(BATCH)
-                if not batch:
-                    break
-                loose.add(batch)
-            loose_tables = loose.tables()
-            write_events(loose_tables)
-            hook_parts.append(_hook_summary_of(loose_tables, ledger, last_id))
-            rows += loose.rows
             end_date = _date(reader.query("SELECT ts FROM events WHERE id = ?", (last_id,))[0][0])
             where = os.path.join("date=" + end_date, "host=" + host_v, "user=" + user_v, name)
             import pyarrow as pa
-            facts = pa.concat_tables(fact_parts) if fact_parts else _facts_table({c: [] for c, _k in FACT_COLUMNS})
+            import pyarrow.compute as pc
+            # In session order (each session's rows in their order) wherever they came from.
+            computed = pa.concat_tables(fact_parts) if fact_parts else _facts_table({c: [] for c, _k in FACT_COLUMNS})
+            if not have:
+                facts = computed
+            else:
+                facts = _stored_facts(stored, ledger, last_id, hide)
+                if computed.num_rows:
+                    facts = pa.concat_tables([facts, computed])
+                    facts = facts.take(pc.sort_indices(facts, [("session_id", "ascending")]))   # a stable sort
             for part in facts_row_groups(facts):
                 writers.write_table(os.path.join(dataset_dir, "facts", where), part)
             summary = merge_hook_summaries(hook_parts, ledger, last_id)
@@ -565,7 +554,7 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             writers.close()
             # The inputs file last: until it is in place the export is not there for any reader.
             files = writers.commit(order=lambda p: os.sep + "inputs" + os.sep in p)
-            return ExportResult(rows, sessions, files, ledger, first_id, last_id)
+            return ExportResult(rows, sessions, files, ledger, first_id, last_id, len(have))
     except BaseException:
         writers.abort()
         raise
@@ -573,48 +562,52 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
         reader.close()
 
 
-# The sessions lo..hi (bounds first: SQLite then reads the session index's range) with an event
-# in (hwm, last_id]; its arguments are _chunk_args'.
-_SESSIONS_IN_CHUNK = ("session_id != '-' AND session_id >= ? AND session_id <= ? AND session_id IN "
-                      "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? "
-                      "AND session_id >= ? AND session_id <= ?)")
-
-
-def _chunk_args(hwm, last_id, lo, hi) -> tuple:
-    return (lo, hi, hwm, last_id, lo, hi)
-
-
-def _projects(reader, hwm, last_id, lo, hi) -> dict:
-    """{session: its project} for the sessions lo..hi with events in (hwm, last_id]: the working
-    directory of its first event (by seq) that has one.  One query (SQLite returns the bare column
-    of the row holding min())."""
-    rows = reader.query(
-        "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND " + _SESSIONS_IN_CHUNK
-        + " GROUP BY session_id", _chunk_args(hwm, last_id, lo, hi))
-    return {sid: cwd for sid, cwd, _seq in rows}
-
-
-CHUNK_EVENTS = 50_000    # events (whole sessions, history included) per chunk of the export
+CHUNK_EVENTS = 50_000    # events per events job; events (whole sessions, history included) per facts job
 EXPORT_COLUMNS = ("id",) + schema.EVENT_COLUMNS
 
 
-def _chunks(reader, hwm, last_id) -> list:
-    """The sessions with an event in (hwm, last_id], as [(first sid, last sid)] ranges of about
-    CHUNK_EVENTS events each (counting their whole history, which their facts read)."""
-    counts = reader.query(
-        "SELECT session_id, count(*) FROM events WHERE id <= ? AND session_id != '-' AND session_id IN "
-        "(SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ?) GROUP BY session_id ORDER BY session_id",
-        (last_id, hwm, last_id))
-    out, first, n = [], None, 0
-    for sid, k in counts:
-        first = sid if first is None else first
+def _touched(reader, hwm, last_id, events=None) -> list:
+    """The sessions with an event in (hwm, last_id], in session order: [(session_id, its events
+    up to last_id, the hash of the last of them)].  events: the ledger's event count, if known.
+    When the new events are a good part of the ledger, a scan of the session index (which holds
+    each event's id) finds them: reading the new events' rows would read most of the table, a
+    few hundred bytes an event.  A few new events are found by their ids."""
+    if events is not None and (last_id - hwm) * 8 >= events:
+        query = """SELECT g.session_id, g.n, e.hash FROM (
+                     SELECT session_id, count(*) AS n, max(id) AS m FROM events WHERE id <= ?1 AND session_id != '-'
+                     GROUP BY session_id HAVING max(id) > ?2) g
+                   JOIN events e ON e.id = g.m ORDER BY g.session_id"""
+    else:
+        # (SQLite returns the bare column of the row holding max())
+        query = """SELECT session_id, count(*), hash, max(id) FROM events WHERE id <= ?1 AND session_id != '-'
+                   AND session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ?2 AND id <= ?1)
+                   GROUP BY session_id ORDER BY session_id"""
+    return [(r[0], r[1], r[2]) for r in reader.query(query, (last_id, hwm))]
+
+
+def _chunks(sessions) -> list:
+    """[(session_id, events)] (in session order) as lists of session ids of about CHUNK_EVENTS
+    events each (counting their whole history, which their facts read): the facts jobs."""
+    out, cur, n = [], [], 0
+    for sid, k in sessions:
+        cur.append(sid)
         n += k
         if n >= CHUNK_EVENTS:
-            out.append((first, sid))
-            first, n = None, 0
-    if first is not None:
-        out.append((first, counts[-1][0]))
+            out.append(cur)
+            cur, n = [], 0
+    if cur:
+        out.append(cur)
     return out
+
+
+def _stored_facts(stored, ledger, last_id, hide):
+    """facts_store.lookup's table as rows of the facts table of an export up to last_id."""
+    import pyarrow as pa
+    n = stored.num_rows
+    cols = {"ledger": pa.array([ledger] * n, pa.string()), "through_id": pa.array([last_id] * n, pa.int64())}
+    sch = _schema(FACT_COLUMNS)
+    return without_home(pa.Table.from_arrays([cols[f.name] if f.name in cols else stored.column(f.name) for f in sch],
+                                             schema=sch), hide)
 
 
 def _workers() -> int:
@@ -643,32 +636,80 @@ def use_system_allocator() -> None:
     pa.set_memory_pool(pa.system_memory_pool())
 
 
-def _export_chunk_job(job):
-    return export_chunk(*job)
+def _job(job):
+    kind, *args = job
+    return export_events(*args) if kind == "events" else export_facts(*args)
 
 
-def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi, hide=None) -> dict:
-    """One chunk of an export: the sessions lo..hi (in session_id order) with an event in
-    (hwm, last_id].  -> {"events": {date: Arrow table of its new events, redacted}, "facts": Arrow table, "rows",
-    "sessions"}.  Reads the ledger on its own read-only connection (the export holds the lock).
-    hide: home_pattern() of a directory to write `~` (the facts are computed before, unchanged)."""
+def part_name(host_v, ledger, first, last) -> str:
+    return "part-%s-%s-%012d-%012d.parquet" % (host_v, ledger, first, last)
+
+
+def _id_ranges(hwm, last_id) -> list:
+    """(hwm, last_id] as ranges (lo, hi] of CHUNK_EVENTS ids: the events jobs of an export."""
+    return [(lo, min(lo + CHUNK_EVENTS, last_id)) for lo in range(hwm, last_id, CHUNK_EVENTS)]
+
+
+def export_events(ledger_path, ledger, last_id, lo, hi, hide, where) -> dict:
+    """The events with an id in (lo, hi] (an events job of an export up to last_id), redacted and
+    written under dot-names into one file per date, named by the first and last id they hold.
+    -> {"files": [(final path, its dot-name)], "hooks": their hook summary, "rows"}: the exporter
+    renames the files into place when the whole export is written (or removes them).
+    where: (dataset dir, host and user partition values).  Reads on its own read-only connection
+    (the exporter holds the lock)."""
     from reflex.analysis.stats.ledger_read import Reader
+    dataset_dir, host_v, user_v = where
     reader = Reader(ledger_path, migrate=False)
-    cols = EXPORT_COLUMNS
-    i_id, i_sid = cols.index("id"), cols.index("session_id")
-    out = _EventTables(ledger, _projects(reader, hwm, last_id, lo, hi), hide)
+    try:
+        # Each session's project: its first working directory (by seq) up to last_id, the one its
+        # facts name.  One query (SQLite returns the bare column of the row holding min()).
+        projects = {sid: cwd for sid, cwd, _seq in reader.query(
+            "SELECT session_id, cwd, min(seq) FROM events WHERE cwd IS NOT NULL AND cwd != '' AND id <= ? AND "
+            "session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ? AND id <= ? AND session_id != '-') "
+            "GROUP BY session_id", (last_id, lo, hi))}
+        out = _EventTables(ledger, projects, hide)
+    finally:
+        reader.close()
+    events = read_events(ledger_path, lo, hi)
+    if not events.num_rows:
+        return {"files": [], "hooks": _hook_summary_of({}, ledger, last_id), "rows": 0}
+    first, last = events["id"][0].as_py(), events["id"][-1].as_py()
+    out.add(events)
+    del events
+    tables = out.tables()
+    writers = _Writers(dataset_dir)
+    try:
+        for date in sorted(tables):
+            writers.write_table(os.path.join(dataset_dir, "events", "date=" + date, "host=" + host_v, "user=" + user_v,
+                                             part_name(host_v, ledger, first, last)), tables[date], row_group_size=BATCH)
+        writers.close()
+    except BaseException:
+        writers.abort()
+        raise
+    return {"files": [(final, tmp) for final, (tmp, _w) in writers.open.items()],
+            "hooks": _hook_summary_of(tables, ledger, last_id), "rows": out.rows}
+
+
+def export_facts(ledger_path, ledger, last_id, session_ids, hide=None) -> dict:
+    """The facts of these sessions (in session_id order), each from its whole history up to
+    last_id.  -> {"facts": Arrow table, "sessions"}.  Reads the ledger on its own read-only
+    connection (the exporter holds the lock).
+    hide: home_pattern() of a directory to write `~` (the facts are computed before, unchanged)."""
+    from reflex.analysis.stats.ledger_read import EVENT_READ_COLUMNS, Reader
+    reader = Reader(ledger_path, migrate=False)
+    cols = EVENT_READ_COLUMNS
+    i_sid = cols.index("session_id")
     facts = {c: [] for c, _k in FACT_COLUMNS}
     sessions = 0
 
     def session(sid, rows):
-        out.add([r for r in rows if r[i_id] > hwm])
-        # The timeline reads EVENT_READ_COLUMNS by name; the export's other columns are ignored.
-        _facts_rows(facts, sid, [dict(zip(cols, r)) for r in _fact_bearing(rows)], ledger, last_id)
+        # The timeline reads EVENT_READ_COLUMNS by name.
+        _facts_rows(facts, sid, [dict(zip(cols, r)) for r in _fact_bearing(rows, cols)], ledger, last_id)
 
     try:
         cur = reader.conn.execute(
-            "SELECT %s FROM events WHERE id <= ? AND %s ORDER BY session_id, seq" % (", ".join(cols), _SESSIONS_IN_CHUNK),
-            (last_id,) + _chunk_args(hwm, last_id, lo, hi))
+            "SELECT %s FROM events WHERE id <= ? AND session_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY session_id, seq" % ", ".join(cols), (last_id, json.dumps(session_ids)))
         sid, rows = None, []
         while True:
             batch = cur.fetchmany(BATCH)
@@ -686,39 +727,35 @@ def export_chunk(ledger_path, ledger, hwm, last_id, lo, hi, hide=None) -> dict:
             sessions += 1
     finally:
         reader.close()
-    tables = out.tables()
-    return {"events": tables, "hooks": _hook_summary_of(tables, ledger, last_id),
-            "facts": without_home(_facts_table(facts), hide), "rows": out.rows, "sessions": sessions}
+    return {"facts": without_home(_facts_table(facts), hide), "sessions": sessions}
 
 
 def _hook_summary_of(by_date, ledger, through_id):
-    """hook_summary of the events in {date: events table} (a chunk's, or the loose events')."""
+    """hook_counts of the events in {date: events table} (an events job's)."""
     import pyarrow as pa
     parts = [t.select(HOOK_COLUMNS) for t in by_date.values()]
     events = pa.concat_tables(parts) if parts else events_schema().empty_table().select(HOOK_COLUMNS)
-    return hook_summary(events, ledger, through_id)
+    return hook_counts(events, ledger, through_id)
 
 
-_I_KIND, _I_HOOK, _I_CWD, _I_HARNESS = (EXPORT_COLUMNS.index(c) for c in ("kind", "hook_event", "cwd", "harness"))
-
-
-def _fact_bearing(rows) -> list:
-    """The rows of one session (tuples of EXPORT_COLUMNS, in seq order) its facts depend on.  A
-    session without a run event has no run facts (a run fact is a call a run joined), and its
-    session row reads only its first working directory, its first hook naming a harness and its
-    SessionStart events (the model): the timeline is built from those alone.  A third of a real
-    ledger's sessions never run a digested command."""
-    if any(r[_I_KIND] == "run" for r in rows):
+def _fact_bearing(rows, cols=EXPORT_COLUMNS) -> list:
+    """The rows of one session (tuples of cols, in seq order) its facts depend on.  A session
+    without a run event has no run facts (a run fact is a call a run joined), and its session row
+    reads only its first working directory, its first hook naming a harness and its SessionStart
+    events (the model): the timeline is built from those alone.  A third of a real ledger's
+    sessions never run a digested command."""
+    i_kind, i_hook, i_cwd, i_harness = (cols.index(c) for c in ("kind", "hook_event", "cwd", "harness"))
+    if any(r[i_kind] == "run" for r in rows):
         return rows
     out, cwd, harness = [], False, False
     for r in rows:
         keep = False
-        if not cwd and r[_I_CWD]:
+        if not cwd and r[i_cwd]:
             cwd = keep = True
-        if r[_I_KIND] == "hook":
-            if not harness and r[_I_HARNESS]:
+        if r[i_kind] == "hook":
+            if not harness and r[i_harness]:
                 harness = keep = True
-            if r[_I_HOOK] == "SessionStart":
+            if r[i_hook] == "SessionStart":
                 keep = True
         if keep:
             out.append(r)
@@ -744,56 +781,79 @@ HOOK_COLUMNS = ("id", "ts", "session_id", "kind", "project", "harness", "latency
 
 
 class _EventTables:
-    """Events (rows of EXPORT_COLUMNS) as Arrow tables of events_schema() per date partition,
-    redacted, with the normalized columns (EVENT_EXTRA) added.  Rows are converted CONVERT at a
-    time, whatever their dates, and then split by date (a filter per date the batch holds)."""
+    """Events (Arrow tables of the ledger's columns, EXPORT_COLUMNS, as read_events gives them) as
+    Arrow tables of events_schema() per date partition, redacted, with the normalized columns
+    (EVENT_EXTRA) added.  Each table added is converted whatever its dates, then split by date (a
+    filter per date it holds)."""
 
     def __init__(self, ledger, projects, hide=None):
         self.ledger, self.projects, self.hide = ledger, projects, hide
         self.schema = events_schema()
-        self.pending: list = []
         self.done: dict = {}
         self.rows = 0
-        self._i = {c: EXPORT_COLUMNS.index(c) for c in ("ts", "session_id", "data", "command", "decision_detail")}
 
-    def add(self, rows) -> None:
-        self.pending.extend(rows)
-        self.rows += len(rows)
-        if len(self.pending) >= CONVERT:
-            self._convert()
+    def add(self, table) -> None:
+        if table.num_rows:
+            self.rows += table.num_rows
+            self._convert(table)
 
     def tables(self) -> dict:
         """{date: one Arrow table} of everything added."""
         import pyarrow as pa
-        self._convert()
         return {d: parts[0] if len(parts) == 1 else pa.concat_tables(parts) for d, parts in self.done.items()}
 
-    def _convert(self) -> None:
+    def _convert(self, raw) -> None:
         import pyarrow as pa
-        rows, self.pending = self.pending, []
-        if not rows:
-            return
-        columns = [list(c) for c in zip(*rows)]
-        i = self._i
-        sch = self.schema
-        arrays = {}
-        data = columns[i["data"]]
-        raw_data = pa.array(data, pa.string())
-        arrays[i["data"]] = _scrubbed(data, scrub_data, flagged_data, raw_data)
-        # The epoch is read (json) only from the texts that name it.
-        epochs = [None] * len(rows)
-        for j in _flagged_indices(_names_epoch(raw_data)):
-            epochs[j] = _policy_epoch(data[j])
+        import pyarrow.compute as pc
+        n = raw.num_rows
+        columns = {c: _one_chunk(raw.column(c)) for c in EXPORT_COLUMNS}
+        data = columns["data"]
+        columns["data"] = _scrubbed(data, scrub_data, flagged_data)
         for k in ("command", "decision_detail"):
-            arrays[i[k]] = _scrubbed(columns[i[k]], _red, flagged_text)
-        projects = self.projects
-        columns += [[self.ledger] * len(rows), epochs, [projects.get(sid) for sid in columns[i["session_id"]]]]
-        table = without_home(pa.Table.from_arrays(
-            [arrays[k] if k in arrays else pa.array(c, type=sch.field(k).type) for k, c in enumerate(columns)],
-            schema=sch), self.hide)
-        masks = date_masks(table.column(i["ts"]))
+            columns[k] = _scrubbed(columns[k], _red, flagged_text)
+        epochs = policy_epochs(data)
+        columns["ledger"] = pa.array([self.ledger] * n, pa.string())
+        columns["policy_epoch"] = epochs
+        sids = list(self.projects)
+        columns["project"] = pa.array([self.projects[s] for s in sids], pa.string()).take(
+            pc.index_in(columns["session_id"], value_set=pa.array(sids, pa.string())))
+        table = without_home(pa.Table.from_arrays([columns[f.name] for f in self.schema], schema=self.schema), self.hide)
+        masks = date_masks(table.column("ts"))
         for date, mask in masks:
             self.done.setdefault(date, []).append(table if len(masks) == 1 else table.filter(mask))
+
+
+def _one_chunk(column):
+    import pyarrow as pa
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def rows_table(rows):
+    """Rows of EXPORT_COLUMNS (tuples, Python values) as the Arrow table read_events gives."""
+    import pyarrow as pa
+    from reflex.ledger.parquet import arrow_schema
+    sch = arrow_schema()
+    columns = list(zip(*rows)) if rows else [()] * len(sch)
+    return pa.Table.from_arrays([pa.array(list(c), sch.field(k).type) for k, c in enumerate(columns)], schema=sch)
+
+
+def read_events(ledger_path, lo, hi):
+    """The ledger's events with an id in (lo, hi], in id order, as one Arrow table of its columns
+    (EXPORT_COLUMNS, typed as reflex.ledger.parquet.arrow_schema), read by SQLite's ADBC driver
+    straight into Arrow (a Python row per event cost 4x the time).  The events table is STRICT, so
+    each column holds its declared type or NULL; the driver infers a column's type from the values
+    of its batch, so the whole range is one batch, and a column that is NULL throughout (typed
+    int64 by the driver) is cast to its type."""
+    import urllib.parse
+    import adbc_driver_sqlite.dbapi as adbc
+    from reflex.ledger.parquet import arrow_schema
+    uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(os.fspath(ledger_path)))
+    sch = arrow_schema()
+    with adbc.connect(uri) as conn, conn.cursor() as cur:
+        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(max(hi - lo, 1))})
+        cur.execute("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id" % ", ".join(EXPORT_COLUMNS), (lo, hi))
+        got = cur.fetch_arrow_table()
+    return got.cast(sch) if got.schema != sch else got
 
 
 # Redaction of a column at once.  Most texts cannot change (no secret shape, no output key): the
@@ -827,23 +887,69 @@ def _names_epoch(arr):
     return pc.match_substring(arr, '"policy_epoch"')
 
 
+# _policy_epoch over a column.  Most texts that name the epoch are ctx's own JSON: a flat object
+# with a few small objects in it.  For those, Arrow reads the epoch with RE2.  _EPOCH_DOC matches
+# only a strict subset of JSON (objects and arrays nested at most three deep, keys without
+# escapes, strings, numbers, true/false/null, JSON's own whitespace) whose top-level object has
+# the key "policy_epoch" with a string value without escapes; it is only asked of texts that spell
+# "policy_epoch" once, so no other key (escaped or not) can hold it and _EPOCH_VALUE's first match
+# is that top-level value.  Every such text is JSON that json.loads reads as a dict with exactly
+# that value.  The rest (deeper, NaN, an escape in the epoch, control characters, not JSON...) go
+# through _policy_epoch itself.  (A match without captures runs RE2's DFA: 2 ms for 15,000
+# texts; the capture is asked only of the short value pattern.)
+_WS = r"[ \t\n\r]*"
+_KEY = r'"[^"\\\x00-\x1f]*"'
+_STR = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+_SCALAR = r"(?:%s|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)" % _STR
+
+
+def _nested(value: str) -> str:
+    """A JSON value that is value, or an object or array of them."""
+    member = "%s%s:%s%s" % (_KEY, _WS, _WS, value)
+    obj = r"\{%s(?:%s%s(?:,%s%s%s)*)?\}" % (_WS, member, _WS, _WS, member, _WS)
+    arr = r"\[%s(?:%s%s(?:,%s%s%s)*)?\]" % (_WS, value, _WS, _WS, value, _WS)
+    return "(?:%s|%s|%s)" % (value, obj, arr)
+
+
+_MEMBER = "%s%s:%s%s" % (_KEY, _WS, _WS, _nested(_nested(_SCALAR)))
+_EPOCH_VALUE = r'"policy_epoch"%s:%s"(?P<epoch>[^"\\\x00-\x1f]*)"' % (_WS, _WS)
+_EPOCH_DOC = r"^%s\{%s(?:%s%s,%s)*%s%s(?:,%s%s%s)*\}%s$" % (
+    _WS, _WS, _MEMBER, _WS, _WS, _EPOCH_VALUE.replace("(?P<epoch>", "(?:"), _WS, _WS, _MEMBER, _WS, _WS)
+
+
+def policy_epochs(data):
+    """An Arrow string array of _policy_epoch of each text of data (an Arrow string array)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    named = pc.fill_null(pc.count_substring(data, '"policy_epoch"'), 0)
+    epochs = [None] * len(data)
+    at = pc.indices_nonzero(named)                       # the texts that name it (a third, in a real ledger)
+    if not len(at):
+        return pa.array(epochs, pa.string())
+    texts = data.take(at)
+    simple = pc.and_(pc.equal(named.take(at), 1), pc.match_substring_regex(texts, _EPOCH_DOC))
+    read = pc.struct_field(pc.extract_regex(pc.if_else(simple, texts, pa.scalar(None, pa.string())), _EPOCH_VALUE),
+                           [0]).to_pylist()
+    for j, k, ok, value in zip(range(len(read)), at.to_pylist(), simple.to_pylist(), read):
+        epochs[k] = value if ok else _policy_epoch(texts[j].as_py())
+    return pa.array(epochs, pa.string())
+
+
 def _flagged_indices(mask) -> list:
     import pyarrow.compute as pc
     return pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()
 
 
-def _scrubbed(values, fix, flagged, arr=None):
-    """values (a list of str or None; arr: them as an Arrow string array, if made already) as an
-    Arrow string array, each flagged one passed through fix."""
+def _scrubbed(arr, fix, flagged):
+    """An Arrow string array with each text flagged may change passed through fix (exactly fix's
+    result, computed for those alone)."""
     import pyarrow as pa
-    arr = pa.array(values, pa.string()) if arr is None else arr
-    idx = _flagged_indices(flagged(arr))
+    import pyarrow.compute as pc
+    mask = pc.fill_null(flagged(arr), False)
+    idx = pc.indices_nonzero(mask).to_pylist()
     if not idx:
         return arr
-    values = list(values)
-    for j in idx:
-        values[j] = fix(values[j])
-    return pa.array(values, pa.string())
+    return pc.replace_with_mask(arr, mask, pa.array([fix(arr[j].as_py()) for j in idx], pa.string()))
 
 
 HOOK_SUMMARY_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("project", "s"), ("harness", "s"),
@@ -873,8 +979,46 @@ def hook_summary(events, ledger: str, through_id: int):
         ORDER BY project, harness, latency_us NULLS FIRST""")
 
 
+def hook_counts(events, ledger: str, through_id: int):
+    """hook_summary's rows, in no particular order, computed by Arrow: what an export's events job
+    sends to be merged (merge_hook_summaries orders them; an in-process DuckDB per job cost a
+    tenth of the job).  events: an Arrow table with at least HOOK_COLUMNS."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    sch = _schema(HOOK_SUMMARY_COLUMNS)
+    hooks = events.filter(pc.and_(pc.equal(events["kind"], "hook"), pc.not_equal(events["session_id"], "-")))
+    counts = hooks.filter(pc.is_valid(hooks["latency_us"])).group_by(
+        ["project", "harness", "latency_us"], use_threads=False).aggregate([("latency_us", "count")])
+    # Each (project, harness) once, with the values of its newest event that names an epoch:
+    # rows naming one first, newest first, so each group's first row is that event (or, when
+    # none names one, a row whose values are then dropped).
+    newest = hooks.take(pc.sort_indices(pa.table({"named": pc.is_valid(hooks["policy_epoch"]), "id": hooks["id"]}),
+                                        [("named", "descending"), ("id", "descending")]))
+    epochs = newest.group_by(["project", "harness"], use_threads=False).aggregate(
+        [("id", "first"), ("ts", "first"), ("policy_epoch", "first"), ("policy_epoch", "count")])
+    named = pc.greater(epochs["policy_epoch_count"], 0)
+    none = pa.scalar(None, pa.int64())
+    n_c, n_e = counts.num_rows, epochs.num_rows
+    cols = {
+        "ledger": pa.array([ledger] * (n_c + n_e), pa.string()),
+        "through_id": pa.array([through_id] * (n_c + n_e), pa.int64()),
+        "project": pa.concat_arrays([counts["project"].combine_chunks(), epochs["project"].combine_chunks()]),
+        "harness": pa.concat_arrays([counts["harness"].combine_chunks(), epochs["harness"].combine_chunks()]),
+        "latency_us": pa.concat_arrays([counts["latency_us"].combine_chunks(), pa.nulls(n_e, pa.int64())]),
+        "n": pa.concat_arrays([counts["latency_us_count"].combine_chunks().cast(pa.int64()),
+                               pa.array([0] * n_e, pa.int64())]),
+        "epoch_id": pa.concat_arrays([pa.nulls(n_c, pa.int64()),
+                                      pc.if_else(named, epochs["id_first"], none).combine_chunks()]),
+        "epoch_ts": pa.concat_arrays([pa.nulls(n_c, pa.float64()),
+                                      pc.if_else(named, epochs["ts_first"], pa.scalar(None, pa.float64())).combine_chunks()]),
+        "policy_epoch": pa.concat_arrays([pa.nulls(n_c, pa.string()),
+                                          epochs["policy_epoch_first"].combine_chunks().cast(pa.string())]),
+    }
+    return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in sch], schema=sch)
+
+
 def merge_hook_summaries(parts, ledger: str, through_id: int):
-    """One export's hook summary from its chunks' (hook_summary of each chunk's events): the same
+    """One export's hook summary from its jobs' (hook_counts or hook_summary of each one's events): the same
     table hook_summary gives over all of them.  Counts add up; a group's epoch is the one with the
     highest epoch_id of any chunk (ids are unique in a ledger).  The workers of an export summarize
     their own chunks, so the exporter never holds a million events' hook columns."""

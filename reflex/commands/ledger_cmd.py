@@ -72,8 +72,11 @@ def _export_dataset(path, dataset_dir, host, user, hash_user, workers=None):
     try:
         from reflex.analysis.dataset import DatasetError, export_dataset, use_system_allocator
         import pyarrow  # noqa: F401
+        import duckdb  # noqa: F401
+        import adbc_driver_sqlite.dbapi  # noqa: F401
     except ImportError as e:
-        raise UserError("dataset export needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+        raise UserError("dataset export needs pyarrow, duckdb and adbc-driver-sqlite: pip install "
+                        "'ctx-reflex[parquet]' (%s)" % e)
     use_system_allocator()
     try:
         res = export_dataset(path, dataset_dir, host=host or socket.gethostname(), user=user or getpass.getuser(),
@@ -81,8 +84,9 @@ def _export_dataset(path, dataset_dir, host, user, hash_user, workers=None):
     except DatasetError as e:
         raise UserError(str(e)) from None
     if res.rows:
-        click.echo("appended %d events (ids %d-%d) and the facts of %d sessions to %s" % (
-            res.rows, res.first_id, res.last_id, res.sessions, dataset_dir), err=True)
+        click.echo("appended %d events (ids %d-%d) and the facts of %d sessions (%d stored as they ended, %d "
+                   "computed now) to %s" % (res.rows, res.first_id, res.last_id, res.sessions, res.stored_sessions,
+                                            res.sessions - res.stored_sessions, dataset_dir), err=True)
     else:
         click.echo("nothing new: %s already holds every event of this ledger (0 rows added)" % dataset_dir, err=True)
 

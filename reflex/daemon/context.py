@@ -64,6 +64,10 @@ class DaemonContext:
         self.fold_stats: dict[str, float] = {"events": 0, "seconds": 0.0}
         from reflex.daemon.follow import Followers
         self.followers = Followers(log)
+        from reflex.daemon.session_facts import SessionFacts
+        after = self.cfg.get("session_facts_after_s")
+        self.session_facts = SessionFacts(paths.ledger, log=log, enabled=self.cfg.get("session_facts") is not False,
+                                          after_s=after if isinstance(after, (int, float)) else 30.0)
 
     def start(self) -> DaemonContext:
         self.writer.start()
@@ -71,6 +75,7 @@ class DaemonContext:
 
     def close(self) -> None:
         """Shutdown order: stop the watchers, then flush and close the ledger."""
+        self.session_facts.close()
         if self._wt_pool is not None:
             self._wt_pool.shutdown(wait=True)
         if self._wt is not None:
@@ -222,6 +227,7 @@ class DaemonContext:
                 # Bound the daemon's memory: a resumed session is rebuilt from the
                 # ledger on its next event (same prefix, same state).
                 self.reflexes.forget(row.get("session_id"))
+                self.session_facts.ended(row.get("session_id"))
             return outcomes
         except Exception as e:
             self.log("fold failed on %s: %r" % (ev.get("uid"), e))

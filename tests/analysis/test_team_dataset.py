@@ -301,12 +301,16 @@ def test_hook_summaries_give_exact_percentiles_over_many_exports():
     assert len(want) >= 12 and got == want
 
 
-def test_merged_chunk_summaries_equal_the_summary_of_all_events():
+@pytest.mark.parametrize("summarize", ["hook_counts", "hook_summary"])
+def test_merged_chunk_summaries_equal_the_summary_of_all_events(summarize):
     """An export's workers summarize their own chunks (random sizes here, one chunk without hook
-    events, one empty); the merged summary is the one table hook_summary gives over every event."""
+    events, one empty; in Arrow, hook_counts, as the export does, or with hook_summary's SQL); the
+    merged summary is the one table hook_summary gives over every event."""
     import random
     import pyarrow as pa
+    from reflex.analysis import dataset as D
     from reflex.analysis.dataset import hook_summary, merge_hook_summaries
+    part_summary = getattr(D, summarize)
     rng = random.Random(16)
     n = 6000
     ev = pa.table({"id": list(range(1, n + 1)), "ts": [1e9 + k * rng.random() for k in range(n)],
@@ -319,9 +323,10 @@ def test_merged_chunk_summaries_equal_the_summary_of_all_events():
     cuts = sorted(rng.sample(range(1, 5000), 9)) + [5000, 5300, 5300, n]
     parts, lo = [], 0
     for hi in cuts:
-        parts.append(hook_summary(ev.slice(lo, hi - lo), "L", 99))
+        parts.append(part_summary(ev.slice(lo, hi - lo), "L", 99))
         lo = hi
     assert any(p.num_rows == 0 for p in parts)
+    parts.append(part_summary(ev.filter(pa.compute.equal(ev["kind"], "run")), "L", 99))   # no hook event
     whole = hook_summary(ev, "L", 99)
     assert whole.num_rows > 100 and whole["policy_epoch"].null_count < whole.num_rows
     assert merge_hook_summaries(parts, "L", 99).equals(whole)
@@ -365,8 +370,8 @@ def test_scrub_reads_escapes_and_tool_input(text):
 
 
 def test_export_in_parallel_chunks_equals_one_pass(team, tmp_path, monkeypatch):
-    """A large export is cut into chunks of sessions run by a pool of processes: the dataset it
-    writes holds the same rows as one pass in this process."""
+    """A large export is cut into jobs (ranges of event ids, chunks of sessions for the facts) run
+    by a pool of processes: the dataset it writes holds the same rows as one pass in this process."""
     from reflex.analysis import dataset as D
     ledger = team["alice"].paths.ledger
     one = str(tmp_path / "one")
@@ -375,15 +380,26 @@ def test_export_in_parallel_chunks_equals_one_pass(team, tmp_path, monkeypatch):
     many = str(tmp_path / "many")
     res_many = D.export_dataset(ledger, many, host="h", user="u", now=1.0, workers=2)
     assert res_one.sessions == res_many.sessions >= 2 and res_one.rows == res_many.rows > 0
-    assert len(D._chunks(D_reader(ledger), 0, res_one.last_id)) == res_one.sessions
+    assert len(D._chunks([(sid, n) for sid, n, _h in D._touched(D_reader(ledger), 0, res_one.last_id)])) == res_one.sessions
     for table in D.TABLES:
         a = _q("SELECT list(t ORDER BY t) FROM (SELECT CAST(x AS VARCHAR) AS t FROM read_parquet('%s/%s/*/*/*/*.parquet') x)"
                % (one, table))
         b = _q("SELECT list(t ORDER BY t) FROM (SELECT CAST(x AS VARCHAR) AS t FROM read_parquet('%s/%s/*/*/*/*.parquet') x)"
                % (many, table))
         assert a == b and a, table
-    assert sorted(os.path.relpath(p, one) for p in res_one.files) == sorted(
-        os.path.relpath(p, many) for p in res_many.files)
+    # The events are written by ranges of ids, each file named by the ids it holds; the other
+    # tables once per export.  The names depend on the ranges, never on the pool's timing.
+    def names(res, root, events):
+        return sorted(os.path.relpath(p, root) for p in res.files if (os.sep + "events" + os.sep in p) == events)
+    assert names(res_one, one, False) == names(res_many, many, False)
+    assert len(names(res_one, one, True)) == 1 and len(names(res_many, many, True)) == res_many.rows
+    for p in res_many.files:
+        m = D.parse_part_name(p)
+        if os.sep + "events" + os.sep in p:
+            assert _q("SELECT list(id ORDER BY id) FROM read_parquet('%s')" % p) == list(range(m["first"], m["last"] + 1))
+    again = str(tmp_path / "again")
+    res_again = D.export_dataset(ledger, again, host="h", user="u", now=1.0, workers=1)
+    assert names(res_again, again, True) == names(res_many, many, True)
 
 
 def test_export_and_compile_while_the_daemon_writes(tmp_path):
@@ -700,7 +716,7 @@ def test_event_tables_equal_the_per_row_functions():
                  command=None if k % 7 == 0 else texts[-k - 1], decision_detail=texts[k // 2] if k % 3 else None)
         rows.append(tuple(r[c] for c in cols))
     tables = D._EventTables("L", {"s": "/p"})
-    tables.add(rows)
+    tables.add(D.rows_table(rows))
     (table,) = tables.tables().values()
     got = table.to_pydict()
     assert got["data"] == [D.scrub_data(t) for t in texts]
@@ -753,7 +769,7 @@ def test_event_tables_split_batches_by_date_in_row_order():
         rows.append(tuple(r[c] for c in cols))
     tables = D._EventTables("L", {})
     for lo in range(0, len(rows), 997):
-        tables.add(rows[lo:lo + 997])
+        tables.add(D.rows_table(rows[lo:lo + 997]))
     got = {d: t.column("id").to_pylist() for d, t in tables.tables().items()}
     want = {}
     for r in rows:
@@ -789,3 +805,74 @@ def test_sessions_without_runs_give_the_same_facts_from_fewer_rows(team):
             assert whole == fewer and whole["model"][0] and whole["project"][0]
             checked += 1
     assert checked >= 4
+
+
+def _json_docs():
+    """JSON texts shaped like event data and unlike it: nested values, the epoch key at the top,
+    nested, twice, spelled with an escape, non-string epochs, NaN, whitespace, broken texts."""
+    from hypothesis import strategies as st
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                        st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12))
+    values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                           st.dictionaries(st.sampled_from(["a", "policy_epoch", "b\"", "é", "c\\"]),
+                                                                           inner, max_size=4)), max_leaves=12)
+    top = st.dictionaries(st.sampled_from(["permission", "policy_epoch", "tool_input", "x", "policy\u005fepoch"]),
+                          values, max_size=5)
+    epoch = st.one_of(st.text(max_size=16), st.sampled_from(["default@default", "e-1@abc", 'q"uote', "new\nline"]))
+
+    @st.composite
+    def doc(draw):
+        d = draw(top)
+        if draw(st.booleans()):
+            d["policy_epoch"] = draw(epoch)
+        text = json.dumps(d, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1, "\t"])),
+                          separators=draw(st.sampled_from([None, (",", ":"), (" , ", " : ")])), sort_keys=draw(st.booleans()))
+        cut = draw(st.sampled_from(["", "dup", "escape", "truncate", "trail", "array"]))
+        if cut == "dup" and text.startswith("{") and len(text) > 2:
+            text = '{"policy_epoch":"first",' + text[1:]
+        elif cut == "escape":
+            text = text.replace('"policy_epoch"', '"policy\\u005fepoch"', 1)
+        elif cut == "truncate":
+            text = text[: draw(st.integers(0, len(text)))]
+        elif cut == "trail":
+            text += draw(st.sampled_from([" ", "\n", " x", ",", "}"]))
+        elif cut == "array":
+            text = "[" + text + "]"
+        return text
+    return doc()
+
+
+def test_policy_epochs_read_by_arrow_are_the_json_ones():
+    """The export reads most events' policy epoch with RE2 over the column (policy_epochs): for
+    every text, the value json.loads gives (_policy_epoch)."""
+    import pyarrow as pa
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from reflex.analysis import dataset as D
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(_json_docs(), min_size=1, max_size=40))
+    def check(texts):
+        got = D.policy_epochs(pa.array(texts, pa.string())).to_pylist()
+        assert got == [D._policy_epoch(t) for t in texts]
+    check()
+    # ctx's own data (the fast path) and what it must leave to json
+    texts = ['{"permission":{"mode":"b","verdict":"allow"},"permission_mode":"b","policy_epoch":"default@default",'
+             '"tool_input":{"description":"step 2"}}', '{"a":{"policy_epoch":"y"}}', '{"policy_epoch":5}',
+             '{"policy_epoch":"a","policy_epoch":"b"}', '{"policy\\u005fepoch":"q","policy_epoch":"w"}',
+             '{"a":NaN,"policy_epoch":"n"}', '{"policy_epoch":"e"} x', '{"a":"policy_epoch"}', None]
+    assert D.policy_epochs(pa.array(texts, pa.string())).to_pylist() == [
+        "default@default", None, None, "b", "w", "n", None, None, None]
+
+
+def test_an_export_without_the_parquet_extra_says_what_to_install(team, tmp_path):
+    """A ctx installed without the parquet extra's ADBC driver (an older extra) says what to
+    install, and writes nothing."""
+    ds = str(tmp_path / "ds")
+    code = ("import sys; sys.modules['adbc_driver_sqlite'] = None; sys.modules['adbc_driver_sqlite.dbapi'] = None; "
+            "sys.argv = ['ctx'] + sys.argv[1:]; from reflex.entry import main; sys.exit(main())")
+    p = subprocess.run([sys.executable, "-c", code, "ledger", "export", "--ledger", team["alice"].paths.ledger,
+                        "--format", "parquet", "--dataset", ds], env=team["alice"].env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode != 0 and "pip install 'ctx-reflex[parquet]'" in p.stderr, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr and not os.path.exists(ds)
