@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
+from tests.support.daemons import wait_for  # noqa: E402
 from tests.support.team_ledgers import Developer, careful_session, loop_session  # noqa: E402
 
 TABLES = ("events", "facts", "hooks", "inputs")
@@ -26,15 +27,6 @@ def _stored_sessions(store):
         return set()
     with sqlite3.connect("file:%s?mode=ro" % store, uri=True) as c:
         return {r[0] for r in c.execute("SELECT DISTINCT session_id FROM facts")}
-
-
-def _wait_for(pred, timeout=90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
 
 
 def _tables(ds):
@@ -77,7 +69,7 @@ def dev(tmp_path_factory):
     try:
         loop_session(d, "s1", "claude-haiku-4-5")
         careful_session(d, "s2", "claude-sonnet-4-5")
-        assert _wait_for(lambda: _stored_sessions(store) == {"s1", "s2"}), _stored_sessions(store)
+        assert wait_for(lambda: _stored_sessions(store) == {"s1", "s2"}, timeout=90.0), _stored_sessions(store)
         d.stored_before = _stored_sessions(store)
         more = d.agent("s1", "claude-haiku-4-5", failing=2)
         more.bash("python -m pytest -q")                 # s1 goes on: its stored facts no longer cover it

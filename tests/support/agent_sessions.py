@@ -14,11 +14,11 @@ import re
 import sqlite3
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.agent_clis import CLIRun, opencode_config, run_cli
+from tests.support.daemons import wait_for
 from tests.support.api_models import ChatCompletionsAPI, GeminiAPI, ResponsesAPI, ScriptedAPI
 
 VENV_BIN = os.path.dirname(sys.executable)
@@ -194,15 +194,6 @@ def sessions(ctx_home: Path) -> list[dict]:
     rows = [dict(r) for r in conn.execute("SELECT * FROM sessions")]
     conn.close()
     return rows
-
-
-def wait_for(pred, timeout: float = 20.0) -> bool:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
 
 
 def check_loop(s: Session) -> None:

@@ -54,3 +54,13 @@ def stop_daemon(paths, proc=None):
             proc.wait(5)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def wait_for(pred, timeout: float = 20.0, step: float = 0.1) -> bool:
+    """Poll pred until it is true or timeout seconds pass; -> its last answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
