@@ -62,6 +62,7 @@ BENCHES = {
              ["--sizes", "10000000,100000000", "--base", "1000000", "--export", "1000000", "--spark"], 7200,
              "bench_team.json"),
     "ledger_guard": ("bench_ledger_guard.py", [], [], 600, "bench_ledger_guard.json"),
+    "savings": ("bench_savings.py", [], [], 600, "bench_savings.json"),
     "timeline": ("bench_timeline.py", ["--pairs", "2", "--passes", "2"], [], 300, "bench_timeline.json"),
 }
 

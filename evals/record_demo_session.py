@@ -11,6 +11,7 @@ Usage: python evals/record_demo_session.py
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -20,13 +21,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+# What a careful agent does: run the tests, read the failure's detail at the address the digest
+# printed (`ctx get ADDRESS`, the step where the scripted model reads its last tool result), try
+# to read the secrets (denied), fix the bug, re-run the tests to confirm.  No re-run of an
+# unchanged tree: the session shows what ctx saves an ordinary session, not a contrived loop.
 SCRIPT = [
-    "pytest -q",
-    "pytest -q 2>&1 | tail -5",
+    "pytest -v",
+    "ctx get <the address the digest printed>",
     "cat .env",
     "sed -i 's|// len(values)|/ len(values)|' calc.py",
-    "pytest -q",
+    "pytest -v",
 ]
+ADDRESS = re.compile(r"ctx get (r:[0-9a-f]{12}\S*(?: b3=[0-9a-f]+)?)")
 
 RECORDER = """
 import sys
@@ -36,10 +42,23 @@ with open(sys.argv[1], "ab") as f:
 """
 
 
+def follow_the_digest(state):
+    """The scripted model: SCRIPT, with step 2 the `ctx get` of the address in step 1's result."""
+    from tests.support.scripted_model import FinalText, ToolUse
+    if state.step == 1:
+        found = ADDRESS.search(state.last.text if state.last else "")
+        if not found:
+            raise SystemExit("the first run printed no address to follow: %r" % (state.last.text[:500],))
+        return ToolUse("ctx get " + found.group(1))
+    if state.step < len(SCRIPT):
+        return ToolUse(SCRIPT[state.step])
+    return FinalText("Fixed mean(); tests pass.")
+
+
 def main():
     from reflex import demo
     from tests.support.claude_harness import make_scratch_repo, run_claude
-    from tests.support.scripted_model import ScriptedCommands, ScriptedModelServer
+    from tests.support.scripted_model import ScriptedModelServer
 
     tmp = Path(tempfile.mkdtemp(prefix="ctx-record-"))
     project = make_scratch_repo(tmp / "project")
@@ -49,7 +68,7 @@ def main():
     recorder = tmp / "recorder.py"
     recorder.write_text(RECORDER)
     settings = tmp / "settings.json"
-    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(pytest:*)"]}}))
+    settings.write_text(json.dumps({"permissions": {"allow": [demo.ALLOW_RULE]}}))
     env = dict(os.environ, CTX_HOME=str(ctx_home))
     subprocess.run([sys.executable, "-m", "reflex.entry", "install", "--settings", str(settings)],
                    env=env, check=True)
@@ -61,7 +80,7 @@ def main():
                       else {"hooks": [rec]})
     settings.write_text(json.dumps(data, indent=2))
     launcher = str(ctx_home / "bin" / "ctx")
-    with ScriptedModelServer(ScriptedCommands(SCRIPT, final_text="Fixed mean(); tests pass.")) as server:
+    with ScriptedModelServer(follow_the_digest) as server:
         run = run_claude("The tests fail; find out why and fix it.", cwd=project, settings_path=settings,
                          model_server=server, home=tmp / "home",
                          env_extra={"CTX_HOME": str(ctx_home),

@@ -503,6 +503,32 @@ def timeline_rows():
                 % (cur["parses"], base["parses"], cur["writes"], base["writes"]))]
 
 
+def savings_rows():
+    d = _load("bench_savings.json")
+    if not d:
+        return [row(29, "real sessions: tool-result tokens ctx acts on", None, note="not measured")]
+    t = d["targets"]
+    out = []
+    for split in ("dev", "heldout"):
+        sp = d["splits"].get(split)
+        if not sp:
+            continue
+        base = sp["baseline"]
+        out.append(row(29, "real sessions (%s): share of tool-result tokens ctx acts on" % split,
+                       round(100 * sp["acted_share"], 1), "%", "before issue 29 (%s)" % d["baseline_rev"],
+                       round(100 * base["acted_share"], 1), ">= %d%%" % round(100 * t["acted_share_min"]),
+                       sp["acted_share"] >= t["acted_share_min"]))
+        out.append(row(29, "real sessions (%s): delivered / received, calls acted on" % split, sp["ratio"], "x",
+                       "before issue 29 (%s)" % d["baseline_rev"], base["ratio"], "<= %sx" % t["ratio_max"],
+                       sp["ratio"] is not None and sp["ratio"] <= t["ratio_max"],
+                       note="%d calls larger than received (target %d)" % (sp["larger"], t["larger"])))
+    out.append(row(29, "real sessions: dev set replayed with --savings (%d tool results)" % d["dev_calls"],
+                   d["dev_replay_s"], "s", target="< %d s" % t["dev_replay_s_max"],
+                   ok=d["dev_replay_s"] < t["dev_replay_s_max"],
+                   note="Read handled by the read memo" if d.get("read_handled") else "Read not handled"))
+    return out
+
+
 def team_rows():
     d = _load("bench_team.json")
     if not d:
@@ -576,7 +602,7 @@ def _of_runs(walls, what="") -> str:
 
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
-              ledger_guard_rows, secrets_rows, timeline_rows, team_rows]
+              ledger_guard_rows, secrets_rows, timeline_rows, savings_rows, team_rows]
 
 
 def build(runs, meta, fresh_files=None):

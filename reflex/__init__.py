@@ -33,6 +33,7 @@ STDLIB_ONLY = (
     "reflex",
     "reflex.entry",
     "reflex.paths",
+    "reflex.platform",
     "reflex.config",
     "reflex.protocol",
     "reflex.errors",

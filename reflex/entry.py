@@ -21,6 +21,12 @@ FAST = {
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] != "hook":  # a hook fails open, even here
+        from reflex import platform
+        problem = platform.unsupported()
+        if problem:
+            sys.stderr.write(problem + "\n")
+            sys.exit(1)
     if argv and argv[0] in FAST and not any(a in ("-h", "--help") for a in argv[1:2]):
         mod, fn = FAST[argv[0]]
         __import__(mod)

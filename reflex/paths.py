@@ -10,13 +10,14 @@ requires) and `$CTX_HOME` is unset, else `<home>/run`.
 Trust.  Other local users must not be able to answer for the daemon, read what
 ctx writes, or make ctx write through their links.  So there is no shared or
 predictable location at all: when the socket path is longer than AF_UNIX
-allows (~107 bytes), it is reached through a descriptor of its own directory
-(`/proc/self/fd/N/ctxd.sock`) instead of a fallback in /tmp.  Every directory
+allows (~107 bytes on Linux), it is reached through a descriptor of its own directory
+(`/proc/self/fd/N/ctxd.sock`) instead of a fallback in /tmp; macOS (104 bytes, no such
+path) puts the run directory under its per-user $TMPDIR instead (reflex/platform.py).  Every directory
 ctx writes into is opened once and verified through that descriptor (a real
 directory, owned by us; group/other bits are removed), and files in it are
 opened relative to it without following links and checked to be our regular
 files (`open_private_dir`, `open_private_file`).  Clients verify the server
-end of the socket with SO_PEERCRED before sending a byte (client.py), the
+end of the socket (SO_PEERCRED, LOCAL_PEERCRED on macOS) before sending a byte (client.py), the
 mirror of the daemon's check on its clients.  A refusal is an UntrustedPath:
 one line that says what is wrong and what to do next.
 
@@ -25,10 +26,8 @@ stdlib-only: imported by the hook shim on every tool call.
 
 import errno
 import os
+from reflex import platform
 from reflex.errors import UserError
-
-_SOCKET_PATH_LIMIT = 100
-_PROC_FD = "/proc/self/fd"
 
 
 class UntrustedPath(UserError, PermissionError):
@@ -76,7 +75,7 @@ def resolve(environ=None):
     explicit = env.get("CTX_HOME")
     if explicit:
         home = os.path.abspath(os.path.expanduser(explicit))
-        run_dir = os.path.join(home, "run")
+        run_dir = _fitting_run_dir(home, os.path.join(home, "run"), env)
     else:
         data = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
         home = os.path.join(data, "ctx")
@@ -84,8 +83,15 @@ def resolve(environ=None):
         if runtime and _is_private_runtime_dir(runtime):
             run_dir = os.path.join(runtime, "ctx-%d" % os.geteuid())
         else:
-            run_dir = os.path.join(home, "run")
+            run_dir = _fitting_run_dir(home, os.path.join(home, "run"), env)
     return Paths(home, run_dir)
+
+
+def _fitting_run_dir(home, run_dir, env):
+    """`run_dir`, or where the system cannot reach a socket that long (macOS), a short private one."""
+    if len(os.fsencode(os.path.join(run_dir, "ctxd.sock"))) <= platform.socket_path_limit():
+        return run_dir
+    return platform.short_run_dir(home, env) or run_dir
 
 
 def _is_private_runtime_dir(path):
@@ -107,17 +113,8 @@ def socket_address(sock_path, dir_fd=None):
     `dir_fd`, when the caller already holds the (verified) directory, is used
     instead of opening it again.  The caller closes the returned fd (if any)
     after connect/bind.  Never a path in a shared directory: that is what
-    another user could take over."""
-    if len(sock_path) <= _SOCKET_PATH_LIMIT:
-        return sock_path, None
-    directory, name = os.path.split(sock_path)
-    if not os.path.isdir(_PROC_FD):
-        raise OSError("socket path %s is %d bytes, over the AF_UNIX limit; set CTX_HOME to a "
-                      "shorter path" % (sock_path, len(sock_path)))
-    if dir_fd is not None:
-        return "%s/%d/%s" % (_PROC_FD, dir_fd, name), None
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return "%s/%d/%s" % (_PROC_FD, fd, name), fd
+    another user could take over.  (The system calls: reflex.platform.)"""
+    return platform.socket_address(sock_path, dir_fd)
 
 
 # -- private directories and files --------------------------------------------------

@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL = 1
+# The session of ctx's own self-test hook call (`ctx install`, `ctx doctor`: a real `cat .env`
+# PreToolUse through the installed command): answered like any call, never recorded, since it
+# is not the agent's activity (a scorecard, a replay or a compile must not see it).
+PROBE_SESSION = "ctx-doctor-probe"
 MAX_HEADER = 64 * 1024
 MAX_BODY = 16 * 1024 * 1024
 

@@ -9,8 +9,11 @@ Program output is counted with `encode_ordinary`: text such as
 "<|endoftext|>" inside a test log is ordinary text to us, never a special
 token (and tiktoken would otherwise raise on it).
 
-If the encoding cannot be loaded (no cache directory, no network) every call
-raises TokenizerUnavailable; nothing falls back to estimating.
+The o200k_base ranks ship with the package (reflex/data/o200k_base.tiktoken, the file
+tiktoken downloads, its sha256 pinned below), so counting works on an offline machine
+with no TIKTOKEN_CACHE_DIR.  Only when that file is missing or altered does ctx ask
+tiktoken for the encoding (its cache, TIKTOKEN_CACHE_DIR, or the network).  If neither
+works every call raises TokenizerUnavailable; nothing falls back to estimating.
 """
 
 from __future__ import annotations
@@ -20,18 +23,66 @@ import threading
 from reflex.errors import UserError
 
 ENCODING_NAME = "o200k_base"
+# The file tiktoken_ext.openai_public downloads for o200k_base, and the sha256 it checks it by.
+BUNDLED_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "o200k_base.tiktoken")
+BUNDLED_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# The rest of the encoding, as tiktoken_ext.openai_public.o200k_base defines it (tests/test_tokens.py
+# compares it with tiktoken's own).
+_SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+_PAT_STR = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
 
 _lock = threading.Lock()
 _encoding = None
 _load_error: str | None = None
+_source: str | None = None   # where the loaded encoding came from, for tokenizer_status
 
 
 class TokenizerUnavailable(UserError, RuntimeError):
     """The o200k_base encoding could not be loaded; token counts are unknown."""
 
 
+def bundled_ranks(path: str = BUNDLED_FILE, sha256: str = BUNDLED_SHA256) -> dict[bytes, int]:
+    """The o200k_base ranks from the file shipped with ctx, after checking its hash.
+
+    Parsed as tiktoken.load.load_tiktoken_bpe parses it ("<base64 token> <rank>" per line); that
+    function itself is not called because it copies the file into a cache directory first, and
+    raises when TIKTOKEN_CACHE_DIR is a read-only directory.  Raises OSError or ValueError."""
+    import base64
+    import hashlib
+
+    with open(path, "rb") as f:
+        data = f.read()
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        raise ValueError(f"{path} has sha256 {got}, not the pinned {sha256}")
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _bundled_encoding():
+    import tiktoken
+
+    # CTX_TOKENIZER_FILE: another copy of the same file (the hash still has to match), e.g. for a
+    # package whose data files were stripped; tests point it at a missing file.
+    path = os.environ.get("CTX_TOKENIZER_FILE") or BUNDLED_FILE
+    return tiktoken.Encoding(name=ENCODING_NAME, pat_str=_PAT_STR, mergeable_ranks=bundled_ranks(path),
+                             special_tokens=_SPECIAL_TOKENS), path
+
+
 def _load():
-    global _encoding, _load_error
+    global _encoding, _load_error, _source
     if _encoding is not None:
         return _encoding
     with _lock:
@@ -40,14 +91,23 @@ def _load():
         if _load_error is not None:
             raise TokenizerUnavailable(_load_error)
         try:
+            _encoding, path = _bundled_encoding()
+            _source = f"{path}, sha256 verified"
+            return _encoding
+        except Exception as exc:  # a missing or altered file: tiktoken's own sources next
+            bundled_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        try:
             import tiktoken
 
             _encoding = tiktoken.get_encoding(ENCODING_NAME)
+            cache = os.environ.get("TIKTOKEN_CACHE_DIR") or "tiktoken's default cache"
+            _source = f"tiktoken ({cache}); the bundled file failed: {bundled_error}"
         except Exception as exc:  # tiktoken raises requests/OS/Value errors alike
             cache = os.environ.get("TIKTOKEN_CACHE_DIR") or "(TIKTOKEN_CACHE_DIR unset)"
             _load_error = (
-                f"cannot load tiktoken encoding {ENCODING_NAME} "
-                f"(cache: {cache}): {type(exc).__name__}: {str(exc)[:200]}"
+                f"cannot load tiktoken encoding {ENCODING_NAME}: the bundled file failed "
+                f"({bundled_error}), and so did tiktoken (cache: {cache}): "
+                f"{type(exc).__name__}: {str(exc)[:200]}"
             )
             raise TokenizerUnavailable(_load_error) from None
         return _encoding
@@ -94,8 +154,7 @@ def tokenizer_status() -> tuple[bool, str]:
         enc = _load()
     except TokenizerUnavailable as exc:
         return False, str(exc)
-    cache = os.environ.get("TIKTOKEN_CACHE_DIR", "default cache")
-    return True, f"{enc.name} loaded ({enc.n_vocab} tokens; cache: {cache})"
+    return True, f"{enc.name} loaded ({enc.n_vocab} tokens; from {_source})"
 
 
 class StreamCounter:

@@ -13,6 +13,8 @@
                       (reflex.analysis.dataset), run on DuckDB (embedded) or Spark
     team.py           `ctx stats --dataset`: the team scorecard, SQL over the same dataset
     replay.py         `ctx replay`: what ctx would have decided at each command of a session
+    savings.py        `ctx replay --savings`: per tool and program, the tokens the model received
+                      and what ctx would have delivered instead (docs/savings.md)
 
 Imports anything in reflex except the daemon and the shim; nothing imports it but the CLI
 and the evals (it is never on the hot path; the daemon only starts facts_store as a process).

@@ -189,6 +189,10 @@ class DuckDB:
     def materialize(self, name, sql) -> None:
         self.con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (name, sql))
 
+    def columns(self, table) -> list[str]:
+        """The view's column names (a column only newer exports write may be absent)."""
+        return [r[0] for r in self.con.execute("DESCRIBE %s" % table).fetchall()]
+
     def file_rows(self, table) -> list[tuple]:
         """(path, rows) of each of the table's files, from the Parquet footers (no row is read)."""
         return self.rows("SELECT file_name, num_rows FROM parquet_file_metadata('%s')"
@@ -207,8 +211,10 @@ def spark_session(master: str | None = None, *, app="ctx-policy-compile"):
     remote = os.environ.get("SPARK_REMOTE")
     b = SparkSession.builder.appName(app)
     if remote and not master:
+        check_reachable(remote)
         return b.remote(remote).getOrCreate()
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"
+    check_reachable(master)
     if master.startswith("local"):
         # One machine, small shuffles: adaptive re-planning costs more stages than it saves.
         b = b.config("spark.sql.adaptive.enabled", "false")
@@ -218,6 +224,90 @@ def spark_session(master: str | None = None, *, app="ctx-policy-compile"):
             .config("spark.sql.shuffle.partitions", os.environ.get("CTX_SPARK_SHUFFLE_PARTITIONS", "8"))
             .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
             .getOrCreate())
+
+
+# The ports a URL without one means: a standalone master's, Spark Connect's.
+_DEFAULT_PORTS = {"spark": 7077, "sc": 15002}
+CONNECT_TIMEOUT_S = 3.0
+
+
+def master_addresses(url: str) -> list[tuple[str, int]]:
+    """The (host, port) a spark:// or sc:// URL names (spark://a:7077,b:7077 names two masters,
+    for standby failover); [] for any other master (local[*], yarn, k8s://...: Spark finds those)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in _DEFAULT_PORTS:
+        return []
+    out = []
+    for hostport in rest.split("/", 1)[0].split(";", 1)[0].split(","):
+        host, colon, port = hostport.rpartition(":")
+        if not colon or not port.isdigit():
+            host, port = hostport, str(_DEFAULT_PORTS[scheme])
+        host = host.strip("[]")
+        if host:
+            out.append((host, int(port)))
+    return out
+
+
+def check_reachable(url: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse a Spark master (or Spark Connect server) that nothing answers at, in seconds:
+    Spark itself retries a standalone master for a minute and then fails with a Py4J traceback."""
+    import socket
+    from reflex.analysis.compile import CompileError
+    addresses = master_addresses(url)
+    why = []
+    for host, port in addresses:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            return
+        except OSError as e:
+            why.append("%s:%d: %s" % (host, port, e.strerror or e))
+    if addresses:
+        raise CompileError("no Spark %s answers at %s (%s). Start one (docs/team.md shows a standalone cluster "
+                           "from the pyspark wheel), or pick another with --spark-master / $SPARK_MASTER / "
+                           "$SPARK_REMOTE" % ("Connect server" if url.startswith("sc:") else "master", url,
+                                              "; ".join(why)))
+
+
+def damaged_files(dataset_dir) -> list[tuple[str, str]]:
+    """The dataset's files whose Parquet footer cannot be read (a truncated copy, a file cut by a
+    full disk): [(path, why)].  Asked only once an engine failed, to name the file."""
+    import glob
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    if "://" in dataset_dir:
+        return []
+    out = []
+    for t in TABLES:
+        for path in sorted(glob.glob(table_glob(dataset_dir, t))):
+            try:
+                pq.read_metadata(path)
+            except (pa.ArrowException, OSError) as e:
+                out.append((path, str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__))
+    return out
+
+
+def engine_failure(engine_name: str, dataset_dir, e: BaseException):
+    """The CompileError for an engine's own error over dataset_dir: the damaged files by name when
+    there are any (the engine's message may name only the first, inside its SQL), else its message."""
+    from reflex.analysis.compile import CompileError
+    dataset_dir = os.fspath(dataset_dir)
+    try:
+        damaged = damaged_files(dataset_dir)
+    except ImportError:
+        damaged = []
+    if damaged:
+        names = "; ".join("%s (%s)" % (p, why) for p, why in damaged[:5])
+        more = " and %d more" % (len(damaged) - 5) if len(damaged) > 5 else ""
+        return CompileError("the dataset %s has %d damaged file(s), not readable as Parquet: %s%s. "
+                            "`ctx ledger verify --dataset %s` checks every file against the hash its export "
+                            "recorded; restore a damaged file from a backup, or re-export its ledger (the host "
+                            "in its name) into a fresh dataset" % (dataset_dir, len(damaged), names, more, dataset_dir))
+    return CompileError("%s could not read the dataset %s: %s" % (engine_name, dataset_dir, _first_line(e)))
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 class Spark:
@@ -249,6 +339,9 @@ class Spark:
         self.cached.append(df)
         df.createOrReplaceTempView(name)
 
+    def columns(self, table) -> list[str]:
+        return list(self.spark.table(table).columns)
+
     def file_rows(self, table) -> list[tuple]:
         """(path, rows) of each of the table's files (Spark counts them: it has no footer-only read
         in SQL)."""
@@ -275,6 +368,10 @@ def open_engine(engine: str, dataset_dir, **kw):
         extra = "parquet" if engine == "duckdb" else "spark"
         raise CompileError("--engine %s needs %s: pip install 'ctx-reflex[%s]' (%s)"
                            % (engine, "duckdb" if engine == "duckdb" else "pyspark", extra, e)) from None
+    except CompileError:
+        raise
+    except Exception as e:          # the engine reads every file's schema as it opens: a damaged one fails here
+        raise engine_failure(engine, dataset_dir, e) from None
     raise CompileError("unknown engine %r (duckdb or spark)" % engine)
 
 
@@ -310,8 +407,8 @@ def compile_dataset(dataset_dir, *, engine: str = "duckdb", plan_value=False, ba
         res = _compile_queries(eng)
     except CompileError:
         raise
-    except Exception as e:          # the engine's own error: say which dataset and engine
-        raise CompileError("%s could not read the dataset %s: %s" % (eng.name, dataset_dir, e)) from None
+    except Exception as e:          # the engine's own error: say which dataset and engine (and file)
+        raise engine_failure(eng.name, dataset_dir, e) from None
     finally:
         eng.close()
     inputs, seen = [], set()

@@ -35,6 +35,12 @@ SQLite compile gives it for the same events (the hash of the last event exported
 the ledger's hash chain, and the event count), so a compile of the dataset gives the same epoch
 bytes as compiling the ledger files themselves, with or without a daemon writing to them.
 
+Each inputs row also records the files its export wrote with their BLAKE3 (FILES_COLUMN), which
+`ctx ledger verify --dataset` (verify_dataset) checks, and each facts row its session's start
+(STARTED_COLUMN), the team page's time axis.  A failure names what failed (the ledger, the range,
+the row holding a wrong-typed value) in a DatasetError, which pickles: a pool worker's error must
+reach the exporter, and the ADBC driver's own cannot be unpickled.
+
 Needs pyarrow, duckdb and adbc-driver-sqlite (the parquet extra).
 """
 
@@ -68,6 +74,10 @@ _TOOL_INPUT_KEEP = frozenset({"description", "file_path", "notebook_path", "run_
 EVENT_EXTRA = ("ledger", "policy_epoch", "project")
 INPUT_COLUMNS = (("ledger", "s"), ("through_id", "i"), ("digest", "s"), ("fmt", "s"), ("events", "i"),
                  ("facts_version", "i"), ("exported_at", "f"))
+# The inputs row's record of the files its export wrote: JSON {path under DIR, "/"-separated:
+# "b3:<BLAKE3 of the file's bytes>"}, what `ctx ledger verify --dataset` checks.  Its own column,
+# after INPUT_COLUMNS: an export by an older ctx (or evals/bench_team.py's generator) has none.
+FILES_COLUMN = ("files", "s")
 
 
 from reflex.errors import UserError
@@ -86,6 +96,17 @@ class ExportResult:
     first_id: int | None
     last_id: int | None
     stored_sessions: int = 0  # sessions whose facts came from the store of ended sessions' facts
+
+
+def file_hash(path) -> str:
+    """"b3:" and the BLAKE3 of a file's bytes (memory-mapped, on every core)."""
+    from blake3 import blake3
+    return "b3:" + blake3(max_threads=blake3.AUTO).update_mmap(path).hexdigest()
+
+
+def dataset_key(dataset_dir, path) -> str:
+    """A dataset file's name in its export's record: its path under the dataset, "/"-separated."""
+    return os.path.relpath(path, dataset_dir).replace(os.sep, "/")
 
 
 def part_value(text: str) -> str:
@@ -513,15 +534,18 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
             # A session's facts come from the store the daemon fills as sessions end
             # (reflex.analysis.facts_store) when they were computed over exactly its history up to
             # last_id by this code; the other sessions' are computed here.
-            touched = _touched(reader, hwm, last_id, snap.events)
+            starts: dict = {}
+            touched = _touched(reader, hwm, last_id, snap.events, starts)
             stored = facts_store.lookup(ledger_path, {sid: h for sid, _n, h in touched})
             have = set(stored.column("session_id").to_pylist()) if stored.num_rows else set()
             facts_results = run([("facts", ledger_path, ledger, last_id, sids, hide)
                                  for sids in _chunks([(sid, n) for sid, n, _h in touched if sid not in have])])
             fact_parts, hook_parts, rows, sessions = [], [], 0, len(have)
+            hashes = {}                                # final path -> file_hash of what is renamed there
             for got in events_results:
                 for final, tmp in got["files"]:
                     writers.adopt(final, tmp)
+                hashes.update(got.get("hashes", {}))
                 hook_parts.append(got["hooks"])        # the range's hook summary (small)
                 rows += got["rows"]
             for got in facts_results:
@@ -540,17 +564,24 @@ def export_dataset(ledger_path, dataset_dir, *, host: str, user: str, hash_user:
                 if computed.num_rows:
                     facts = pa.concat_tables([facts, computed])
                     facts = facts.take(pc.sort_indices(facts, [("session_id", "ascending")]))   # a stable sort
+            facts = with_started(facts, starts)
             for part in facts_row_groups(facts):
                 writers.write_table(os.path.join(dataset_dir, "facts", where), part)
             summary = merge_hook_summaries(hook_parts, ledger, last_id)
             writers.write_table(os.path.join(dataset_dir, "hooks", where), summary)
+            writers.close()                            # every data file whole: hash what will be renamed
+            for final, (tmp, _w) in writers.open.items():
+                if final not in hashes:
+                    hashes[final] = file_hash(tmp)
             from reflex.analysis.compile_facts import FACTS_VERSION
             # The provenance the SQLite compile gives this ledger read up to last_id: its chain head
-            # and event count (reflex.analysis.compile).
+            # and event count (reflex.analysis.compile); and the hash of every file this export wrote.
             row = {"ledger": ledger, "through_id": last_id, "digest": snap.head, "fmt": "sqlite", "events": snap.events,
-                   "facts_version": FACTS_VERSION, "exported_at": time.time() if now is None else now}
-            writers.write(os.path.join(dataset_dir, "inputs", where), _schema(INPUT_COLUMNS),
-                          [[row[c]] for c, _k in INPUT_COLUMNS])
+                   "facts_version": FACTS_VERSION, "exported_at": time.time() if now is None else now,
+                   "files": json.dumps({dataset_key(dataset_dir, f): h for f, h in sorted(hashes.items())},
+                                       sort_keys=True, separators=(",", ":"))}
+            columns = INPUT_COLUMNS + (FILES_COLUMN,)
+            writers.write(os.path.join(dataset_dir, "inputs", where), _schema(columns), [[row[c]] for c, _k in columns])
             writers.close()
             # The inputs file last: until it is in place the export is not there for any reader.
             files = writers.commit(order=lambda p: os.sep + "inputs" + os.sep in p)
@@ -566,23 +597,32 @@ CHUNK_EVENTS = 50_000    # events per events job; events (whole sessions, histor
 EXPORT_COLUMNS = ("id",) + schema.EVENT_COLUMNS
 
 
-def _touched(reader, hwm, last_id, events=None) -> list:
+def _touched(reader, hwm, last_id, events=None, starts=None) -> list:
     """The sessions with an event in (hwm, last_id], in session order: [(session_id, its events
     up to last_id, the hash of the last of them)].  events: the ledger's event count, if known.
-    When the new events are a good part of the ledger, a scan of the session index (which holds
-    each event's id) finds them: reading the new events' rows would read most of the table, a
-    few hundred bytes an event.  A few new events are found by their ids."""
+    starts: a dict to fill with each one's start (the ts of its first event), read in the same
+    query.  When the new events are a good part of the ledger, a scan of the session index
+    (which holds each event's id) finds them: reading the new events' rows would read most of the
+    table, a few hundred bytes an event.  A few new events are found by their ids."""
+    # A session's start: its first event by seq (the session index finds it in one step).
+    first_ts = "(SELECT x.ts FROM events x WHERE x.session_id = %s AND x.id <= ?1 ORDER BY x.seq LIMIT 1)"
     if events is not None and (last_id - hwm) * 8 >= events:
-        query = """SELECT g.session_id, g.n, e.hash FROM (
+        query = """SELECT g.session_id, g.n, e.hash, %s FROM (
                      SELECT session_id, count(*) AS n, max(id) AS m FROM events WHERE id <= ?1 AND session_id != '-'
                      GROUP BY session_id HAVING max(id) > ?2) g
-                   JOIN events e ON e.id = g.m ORDER BY g.session_id"""
+                   JOIN events e ON e.id = g.m ORDER BY g.session_id""" % (first_ts % "g.session_id")
     else:
-        # (SQLite returns the bare column of the row holding max())
-        query = """SELECT session_id, count(*), hash, max(id) FROM events WHERE id <= ?1 AND session_id != '-'
-                   AND session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ?2 AND id <= ?1)
-                   GROUP BY session_id ORDER BY session_id"""
-    return [(r[0], r[1], r[2]) for r in reader.query(query, (last_id, hwm))]
+        # (SQLite returns the bare column of the row holding max(), when it is the only aggregate
+        # of min or max: the start is read outside)
+        query = """SELECT t.session_id, t.n, t.hash, %s FROM (
+                     SELECT session_id, count(*) AS n, hash, max(id) FROM events WHERE id <= ?1 AND session_id != '-'
+                     AND session_id IN (SELECT DISTINCT session_id FROM events WHERE id > ?2 AND id <= ?1)
+                     GROUP BY session_id) t
+                   ORDER BY t.session_id""" % (first_ts % "t.session_id")
+    rows = reader.query(query, (last_id, hwm))
+    if starts is not None:
+        starts.update((r[0], r[3]) for r in rows)
+    return [(r[0], r[1], r[2]) for r in rows]
 
 
 def _chunks(sessions) -> list:
@@ -611,10 +651,8 @@ def _stored_facts(stored, ledger, last_id, hide):
 
 
 def _workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    from reflex import platform
+    return platform.cpu_count()
 
 
 def _pool(workers, expect_chunks):
@@ -638,7 +676,31 @@ def use_system_allocator() -> None:
 
 def _job(job):
     kind, *args = job
-    return export_events(*args) if kind == "events" else export_facts(*args)
+    try:
+        return export_events(*args) if kind == "events" else export_facts(*args)
+    except Exception as e:
+        # A worker's exception reaches the exporter pickled.  One that cannot be unpickled
+        # (adbc_driver_manager's errors need a keyword-only status_code) kills the pool's result
+        # thread, and the exporter's imap then waits forever: send what it says instead.
+        if _picklable(e):
+            raise
+        raise DatasetError("cannot export the %s of %s (ids %s): %s: %s; nothing was committed"
+                           % (kind, args[0], _job_range(kind, args), type(e).__name__, e)) from None
+
+
+def _picklable(e) -> bool:
+    import pickle
+    try:
+        pickle.loads(pickle.dumps(e))
+    except Exception:
+        return False
+    return True
+
+
+def _job_range(kind, args) -> str:
+    if kind == "events":
+        return "%d-%d" % (args[3] + 1, args[4])
+    return "of %d sessions, through %d" % (len(args[3]), args[2])
 
 
 def part_name(host_v, ledger, first, last) -> str:
@@ -687,6 +749,7 @@ def export_events(ledger_path, ledger, last_id, lo, hi, hide, where) -> dict:
         writers.abort()
         raise
     return {"files": [(final, tmp) for final, (tmp, _w) in writers.open.items()],
+            "hashes": {final: file_hash(tmp) for final, (tmp, _w) in writers.open.items()},
             "hooks": _hook_summary_of(tables, ledger, last_id), "rows": out.rows}
 
 
@@ -768,6 +831,24 @@ def _facts_table(facts):
     return pa.table({c: pa.array(facts[c], fsch.field(c).type) for c in fsch.names}, schema=fsch)
 
 
+# The facts table's column after FACT_COLUMNS: each session's start (the ts of its first event
+# by seq, up to the export's last id),
+# on its every row, so `ctx stats --dataset` puts sessions and runs on a time axis without
+# scanning the events.  Not a compile fact (the compile never reads it); an export by an older ctx
+# has none, and the team page then falls back to the facts file's date partition.
+STARTED_COLUMN = ("started", "f")
+
+
+def with_started(facts, starts):
+    """facts (an Arrow table of FACT_COLUMNS) with STARTED_COLUMN from starts {session_id: ts}."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    sids = list(starts)
+    values = pa.array([starts[s] for s in sids], pa.float64()).take(
+        pc.index_in(facts["session_id"], value_set=pa.array(sids, pa.string())))
+    return facts.append_column(pa.field(STARTED_COLUMN[0], pa.float64()), values)
+
+
 def facts_row_groups(table) -> list:
     """A facts table as the row groups it is written in: the session rows apart from the run rows,
     so a reader asking for one kind skips the other's row groups on their statistics (the compile
@@ -847,13 +928,67 @@ def read_events(ledger_path, lo, hi):
     import urllib.parse
     import adbc_driver_sqlite.dbapi as adbc
     from reflex.ledger.parquet import arrow_schema
+    import adbc_driver_manager
+    import pyarrow as pa
     uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(os.fspath(ledger_path)))
     sch = arrow_schema()
-    with adbc.connect(uri) as conn, conn.cursor() as cur:
-        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(max(hi - lo, 1))})
-        cur.execute("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id" % ", ".join(EXPORT_COLUMNS), (lo, hi))
-        got = cur.fetch_arrow_table()
-    return got.cast(sch) if got.schema != sch else got
+    try:
+        with adbc.connect(uri) as conn, conn.cursor() as cur:
+            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(max(hi - lo, 1))})
+            cur.execute("SELECT %s FROM events WHERE id > ? AND id <= ? ORDER BY id" % ", ".join(EXPORT_COLUMNS),
+                        (lo, hi))
+            got = cur.fetch_arrow_table()
+        return got.cast(sch) if got.schema != sch else got
+    except (adbc_driver_manager.Error, pa.ArrowException, OSError) as e:
+        # The driver's errors cannot be unpickled (a pool's worker raising one hangs the export),
+        # and Arrow's cast error names neither the ledger nor the row: say both, in an error
+        # that pickles.
+        raise DatasetError("cannot read the events %d-%d of %s: %s%s; nothing was committed"
+                           % (lo + 1, hi, ledger_path, _first_line(e), wrong_typed(ledger_path, lo, hi))) from None
+
+
+def _first_line(e) -> str:
+    """An error's first line (the ADBC driver's messages go on with the whole query)."""
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+# The SQLite storage classes a column of arrow_schema() may hold (NULL aside): an int64 column
+# integers, a float64 column numbers, a string column text.
+_STORAGE = {"int64": ("integer",), "double": ("real", "integer"), "string": ("text",)}
+
+
+def wrong_typed(ledger_path, lo, hi) -> str:
+    """Where the events with an id in (lo, hi] hold a value of another type than their column's
+    (a ledger whose events table is not STRICT: an older or hand-made one), as the text to add
+    to an error: "; event 12 has exit_code = 'boom' (text, not int64)", or "" when none does."""
+    import sqlite3
+    from reflex.ledger.parquet import arrow_schema
+    checks = [(f.name, str(f.type)) for f in arrow_schema() if str(f.type) in _STORAGE]
+    where = " OR ".join("(%s IS NOT NULL AND typeof(%s) NOT IN (%s))"
+                        % (c, c, ", ".join("'%s'" % k for k in _STORAGE[t])) for c, t in checks)
+    try:
+        conn = sqlite3.connect("file:%s?mode=ro" % urllib_quote(ledger_path), uri=True)
+        try:
+            row = conn.execute("SELECT id, %s FROM events WHERE id > ? AND id <= ? AND (%s) ORDER BY id LIMIT 1"
+                               % (", ".join("typeof(%s), quote(%s)" % (c, c) for c, _t in checks), where),
+                               (lo, hi)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return ""
+    if row is None:
+        return ""
+    for k, (c, t) in enumerate(checks):
+        kind, value = row[1 + 2 * k], row[2 + 2 * k]
+        if kind != "null" and kind not in _STORAGE[t]:
+            value = value if len(value) <= 60 else value[:57] + "..."
+            return "; event %d has %s = %s (%s, not %s: the events table is not STRICT)" % (row[0], c, value, kind, t)
+    return ""
+
+
+def urllib_quote(path) -> str:
+    import urllib.parse
+    return urllib.parse.quote(os.path.abspath(os.fspath(path)))
 
 
 # Redaction of a column at once.  Most texts cannot change (no secret shape, no output key): the
@@ -1056,3 +1191,86 @@ def _ledger_id(first_hash: str) -> str:
     """A ledger's name in the dataset: 16 hex digits from the hash of its first event (never changes)."""
     from blake3 import blake3
     return blake3(("ctx-ledger-id\n" + first_hash).encode()).hexdigest()[:16]
+
+
+def verify_dataset(dataset_dir):
+    """`ctx ledger verify --dataset DIR`: every file of every committed export against the hash
+    its inputs row recorded (FILES_COLUMN), and every file's Parquet footer.  A reader (DuckDB,
+    Spark, `ctx stats --dataset`) takes a file with a flipped byte in a data page as it is; this
+    is what finds it.  -> a reflex.ledger.verify.Report (problems: a file missing, changed or
+    unreadable; notes: exports from an older ctx, which recorded no hashes, and files no export
+    committed, the leftovers of one that died, which the next export from their host removes)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from reflex.ledger.verify import Report
+    rep = Report()
+    dataset_dir = os.fspath(dataset_dir)
+    if not os.path.isdir(dataset_dir):
+        rep.problem("dataset", "no dataset at %s" % dataset_dir)
+        return rep
+    recorded: dict = {}           # key -> (hash, the inputs file that recorded it)
+    unhashed, exports, checked, size = [], 0, 0, 0
+    for c in sorted(committed(dataset_dir), key=lambda c: c["path"]):
+        exports += 1
+        try:
+            table = pq.read_table(c["path"])
+        except (pa.ArrowException, OSError) as e:
+            rep.problem("inputs", "%s: the commit of an export is not readable (%s): its files cannot be checked"
+                        % (c["path"], _first_words(e)))
+            continue
+        files = table.column("files").to_pylist() if "files" in table.column_names else [None]
+        if not files or files[0] is None:
+            unhashed.append(c["path"])
+            continue
+        try:
+            for key, h in json.loads(files[0]).items():
+                recorded[key] = (h, c["path"])
+        except (TypeError, ValueError, AttributeError) as e:
+            rep.problem("inputs", "%s: its record of the files it wrote is not JSON (%s)" % (c["path"], e))
+    for key, (want, by) in sorted(recorded.items()):
+        path = os.path.join(dataset_dir, *key.split("/"))
+        try:
+            got = file_hash(path)
+        except FileNotFoundError:
+            rep.problem("missing", "%s: written by the export %s, no longer there" % (path, os.path.basename(by)))
+            continue
+        except OSError as e:
+            rep.problem("unreadable", "%s: %s" % (path, e.strerror or e))
+            continue
+        checked += 1
+        size += os.path.getsize(path)
+        if got != want:
+            rep.problem("hash", "%s changed after its export wrote it: recorded %s, now %s (a damaged copy or disk; "
+                                "restore it from a backup, or re-export its ledger into a fresh dataset)"
+                        % (path, want, got))
+    # Every file, whoever wrote it: a footer that cannot be read is damage even where no hash was recorded.
+    committed_ranges = {(c["ledger"], c["host"], c["first"], c["last"]) for c in committed(dataset_dir)}
+    uncommitted = 0
+    for t in TABLES:
+        for path in sorted(glob.glob(table_glob(dataset_dir, t))):
+            key = dataset_key(dataset_dir, path)
+            if key not in recorded and t != "inputs":
+                try:
+                    pq.read_metadata(path)
+                except (pa.ArrowException, OSError) as e:
+                    rep.problem("parquet", "%s is not a readable Parquet file (%s)" % (path, _first_words(e)))
+                    continue
+                checked += 1
+                m = parse_part_name(path)
+                if m and not any(m["ledger"] == led and m["host"] == host and first <= m["first"] and m["last"] <= last
+                                 for led, host, first, last in committed_ranges):
+                    uncommitted += 1
+    if unhashed:
+        rep.notes.append("%d export(s) recorded no file hashes (written by an older ctx): their files were checked "
+                         "as Parquet only, e.g. %s" % (len(unhashed), unhashed[0]))
+    if uncommitted:
+        rep.notes.append("%d file(s) belong to no committed export (an export that died before its commit): "
+                         "readers skip them, and the next export from their host removes them" % uncommitted)
+    rep.counts.update({"exports": exports, "files": checked, "hashed": len(recorded), "bytes": size})
+    return rep
+
+
+def _first_words(e) -> str:
+    """An error's first sentence (Arrow's go on with advice that does not fit a report line)."""
+    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return text.split(". ")[0].rstrip(".")

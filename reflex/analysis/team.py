@@ -18,15 +18,17 @@ A session's project is the directory its first event ran in; its harness the har
 events (ledgers older than the harness column were all Claude Code: "claude").
 
 JSON schema "ctx-team-scorecard/v1": {schema, dataset, totals {users, sessions, runs, raw_tokens,
-delivered_tokens, saved_tokens, reruns, requeried, landings}, rows [ROW_FIELDS ...]}, rows ordered
-by user, project, harness, family.  The HTML page is `ctx stats --html`'s (reflex.analysis.stats.html).
+delivered_tokens, saved_tokens, reruns, requeried, landings}, rows [ROW_FIELDS ...], weeks
+[WEEK_FIELDS ...]}, rows ordered by user, project, harness, family; weeks (the time axis: per ISO
+week a session started, from the facts' `started`, every week from the first to the last) in
+order.  The HTML page is `ctx stats --html`'s (reflex.analysis.stats.html).
 """
 
 from __future__ import annotations
 
 import os
 
-from reflex.analysis.compile_sql import MINE_RUNS, current_sessions, open_engine
+from reflex.analysis.compile_sql import MINE_RUNS, current_sessions, engine_failure, open_engine
 
 SCHEMA = "ctx-team-scorecard/v1"
 ROW_FIELDS = ("user", "project", "harness", "family", "sessions", "runs", "digested", "raw_tokens",
@@ -56,6 +58,88 @@ FROM facts f JOIN cur c
   ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
 WHERE c.owned = 1 AND f.row_kind = 'session'
 GROUP BY f.part_user, coalesce(f.project, ''), coalesce(f.harness, 'claude')"""
+
+# The time axis: per user and day a session started (the facts' `started`, days since the epoch;
+# an export by an older ctx has none, and the facts file's date partition stands in), the
+# sessions, and the runs' sums.  Days, not weeks: arithmetic both engines spell the same.
+_DAY = "CAST(floor(%s / 86400) AS BIGINT)"
+SQL_DAYS_RUNS = """
+SELECT f.part_user, """ + _DAY % "{started}" + """ AS day, CASE WHEN {started} IS NULL THEN f.part_date END AS part_date,
+       count(*), sum(f.digested), sum(f.raw_tokens), sum(f.delivered_tokens), sum(f.saved_tokens), sum(f.rerun),
+       sum(f.requeried), sum(f.o_landed)
+FROM """ + MINE_RUNS + """
+GROUP BY f.part_user, """ + _DAY % "{started}" + """, CASE WHEN {started} IS NULL THEN f.part_date END"""
+SQL_DAYS_SESSIONS = """
+SELECT f.part_user, """ + _DAY % "{started}" + """ AS day, CASE WHEN {started} IS NULL THEN f.part_date END AS part_date,
+       count(*)
+FROM facts f JOIN cur c
+  ON f.ledger = c.ledger AND f.session_id = c.session_id AND f.through_id = c.through_id
+WHERE c.owned = 1 AND f.row_kind = 'session'
+GROUP BY f.part_user, """ + _DAY % "{started}" + """, CASE WHEN {started} IS NULL THEN f.part_date END"""
+WEEK_FIELDS = ("week", "users", "sessions", "runs", "digested", "raw_tokens", "delivered_tokens", "saved_tokens",
+               "reruns", "requeried", "landings", "starvation_rate", "rerun_rate")
+MAX_WEEKS = 104          # a longer span (a clock that was wrong) lists only the weeks that have sessions
+
+
+def days_sql(eng) -> tuple[str, str]:
+    """SQL_DAYS_RUNS and SQL_DAYS_SESSIONS for eng's facts (with or without `started`)."""
+    started = "f.started" if "started" in eng.columns("facts") else "CAST(NULL AS DOUBLE)"
+    return SQL_DAYS_RUNS.format(started=started), SQL_DAYS_SESSIONS.format(started=started)
+
+
+def _monday(day) -> int:
+    """The day number (days since 1970-01-01, a Thursday) of the Monday of day's ISO week."""
+    return day - (day + 3) % 7
+
+
+def _day_of(day, part_date) -> int | None:
+    if day is not None:
+        return int(day)
+    try:
+        import datetime as dt
+        return (dt.date.fromisoformat(part_date) - dt.date(1970, 1, 1)).days
+    except (TypeError, ValueError):
+        return None
+
+
+def weeks(runs_by_day, sessions_by_day) -> list[dict]:
+    """The scorecard's time axis: one row of WEEK_FIELDS per ISO week (its Monday's date), from
+    the first week with a session to the last, weeks without any included (a gap is news)."""
+    import datetime as dt
+    acc: dict = {}
+    zero = {k: 0 for k in WEEK_FIELDS[2:11]}
+
+    def at(who, day, part_date):
+        d = _day_of(day, part_date)
+        if d is None:
+            return None
+        w = acc.setdefault(_monday(d), dict(zero, who=set()))
+        w["who"].add(who)
+        return w
+
+    for who, day, part_date, n in sessions_by_day:
+        w = at(who, day, part_date)
+        if w is not None:
+            w["sessions"] += int(n)
+    for who, day, part_date, *sums in runs_by_day:
+        w = at(who, day, part_date)
+        if w is not None:
+            for k, v in zip(WEEK_FIELDS[3:11], sums):
+                w[k] += int(v or 0)
+    if not acc:
+        return []
+    first, last = min(acc), max(acc)
+    mondays = range(first, last + 7, 7) if (last - first) // 7 < MAX_WEEKS else sorted(acc)
+    out = []
+    for m in mondays:
+        w = acc.get(m) or dict(zero, who=set())
+        row = {"week": (dt.date(1970, 1, 1) + dt.timedelta(days=m)).isoformat(), "users": len(w["who"])}
+        row.update({k: w[k] for k in WEEK_FIELDS[2:11]})
+        row["starvation_rate"] = round(w["requeried"] / w["digested"], 4) if w["digested"] else None
+        row["rerun_rate"] = round(w["reruns"] / w["runs"], 4) if w["runs"] else None
+        out.append(row)
+    return out
+
 
 # Hook latency and the epoch in force, from the per-export hook summaries the exporter writes
 # (reflex.analysis.dataset.hook_summary): latency value counts, so the nearest-rank percentiles
@@ -115,12 +199,15 @@ def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:
         runs = eng.rows(SQL_RUNS)
         sessions = eng.rows(SQL_SESSIONS)
         hooks = eng.rows(SQL_HOOKS)
+        runs_sql, sessions_sql = days_sql(eng)
+        runs_by_day, sessions_by_day = eng.rows(runs_sql), eng.rows(sessions_sql)
     except CompileError:
         raise
     except Exception as e:
-        raise CompileError("%s could not read the dataset %s: %s" % (eng.name, dataset_dir, e)) from None
+        raise engine_failure(eng.name, dataset_dir, e) from None
     finally:
         eng.close()
+    by_week = weeks(runs_by_day, sessions_by_day)
     hook_by = {(w, p, h): (p50, p95, p99, n, ep) for w, p, h, p50, p95, p99, n, ep in hooks}
     rows = []
     groups_with_runs = set()
@@ -149,7 +236,8 @@ def team_scorecard(dataset_dir, *, engine: str = "duckdb", **engine_kw) -> dict:
                                                      "reruns", "requeried", "landings")}
     totals["sessions"] = sum(int(n) for _w, _p, _h, n in sessions)
     totals["users"] = len({r["user"] for r in rows})
-    return {"schema": SCHEMA, "dataset": dataset_dir, "engine": eng.name, "totals": totals, "rows": rows}
+    return {"schema": SCHEMA, "dataset": dataset_dir, "engine": eng.name, "totals": totals, "rows": rows,
+            "weeks": by_week}
 
 
 def _check_summaries(dataset_dir) -> None:
@@ -160,12 +248,16 @@ def _check_summaries(dataset_dir) -> None:
     from reflex.analysis.dataset import committed, table_glob
     if "://" in dataset_dir:
         return
+    import pyarrow as pa
     import pyarrow.parquet as pq
     from reflex.analysis.dataset import HOOK_SUMMARY_COLUMNS
     want = {c for c, _k in HOOK_SUMMARY_COLUMNS}
     # A summary without every column (an export by an older ctx) counts as none.
-    have = {os.path.basename(p) for p in glob.glob(table_glob(dataset_dir, "hooks"))
-            if want <= set(pq.read_schema(p).names)}
+    try:
+        have = {os.path.basename(p) for p in glob.glob(table_glob(dataset_dir, "hooks"))
+                if want <= set(pq.read_schema(p).names)}
+    except (pa.ArrowException, OSError) as e:        # a damaged summary: name it (and any other)
+        raise engine_failure("pyarrow", dataset_dir, e) from None
     missing = [c for c in committed(dataset_dir) if os.path.basename(c["path"]) not in have]
     if missing:
         raise CompileError("%s: %d export(s) have no hook summaries (exported by an older ctx): re-export the "
@@ -191,7 +283,21 @@ def text(card: dict) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for row in table:
         out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    wk = card.get("weeks") or []
+    if wk:
+        out += ["", "by week (a session counts in the week it started):"]
+        head = ("week of", "users", "sess", "runs", "deliv", "saved", "starve", "rerun", "land")
+        table = [head] + [(w["week"], str(w["users"]), str(w["sessions"]), str(w["runs"]), str(w["delivered_tokens"]),
+                           str(w["saved_tokens"]), _rate(w["starvation_rate"]), _rate(w["rerun_rate"]),
+                           str(w["landings"])) for w in wk]
+        widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+        for row in table:
+            out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return "\n".join(out) + "\n"
+
+
+def _rate(v) -> str:
+    return "-" if v is None else "%.0f%%" % (100 * v)
 
 
 def _short(p: str, n: int = 40) -> str:
@@ -202,13 +308,61 @@ def _opt(v) -> str:
     return "-" if v is None else str(v)
 
 
+_TABLE_CSS = ("<style>.wide{grid-column:1/-1}.tbl{border-collapse:collapse;font-size:12px;width:100%;margin-top:8px}"
+              ".tbl th,.tbl td{padding:2px 6px;text-align:right;border-bottom:1px solid #eef0f4;white-space:nowrap}"
+              ".tbl th{color:#5b6577;font-weight:600}.tbl th:first-child,.tbl td:first-child{text-align:left}"
+              ".nothing{color:#5b6577;font-size:12px}</style>")
+
+
+def _table(head, rows, key) -> str:
+    """An HTML table (the chart's numbers, readable without JavaScript and by a test)."""
+    import html
+    out = ['<table class="tbl" data-table="%s"><tr>%s</tr>' % (key, "".join("<th>%s</th>" % html.escape(h)
+                                                                          for h in head))]
+    for r in rows:
+        out.append("<tr>%s</tr>" % "".join("<td>%s</td>" % html.escape(_cell(v)) for v in r))
+    return "".join(out) + "</table>"
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return "%.1f%%" % (100 * v)
+    if isinstance(v, int):
+        return "{:,}".format(v)
+    return str(v)
+
+
+def _chart_card(chart_id, title, caption, table, wide=False) -> str:
+    import html
+    return ('<div class="card%s"><h2>%s</h2><p>%s</p><canvas id="%s" role="img" aria-label="%s"></canvas>%s</div>'
+            % (" wide" if wide else "", html.escape(title), html.escape(caption), chart_id, html.escape(title), table))
+
+
+def _line(labels, datasets, y_title, percent=False):
+    y = {"beginAtZero": True, "title": {"display": True, "text": y_title}}
+    if not percent:
+        y["ticks"] = {"precision": 0}
+    return {"type": "line", "data": {"labels": labels, "datasets": [
+        dict(d, tension=0, fill=False, borderColor=d["backgroundColor"], pointRadius=4, spanGaps=True)
+        for d in datasets]}, "options": {"scales": {"y": y}}}
+
+
+def _pct(v):
+    return None if v is None else round(100 * v, 1)
+
+
 def page(card: dict) -> str:
-    """The `ctx stats --html` page (same layout, same self-contained Chart.js) for a team."""
-    from reflex.analysis.stats.html import _PALETTE, _bar, _card, _kpi, _page
+    """The `ctx stats --html` page (same layout, same self-contained Chart.js) for a team: first
+    the time axis (is it getting better week over week?), then per user and per family.  Each
+    chart has its numbers in a table under it; a chart with nothing but zeros is not drawn, and
+    one line says what has not happened yet (a newcomer's page is short, not empty bars)."""
+    from reflex.analysis.stats.html import _PALETTE, _bar, _kpi, _page
     by_user: dict = {}
     for r in card["rows"]:
         u = by_user.setdefault(r["user"], {"raw": 0, "delivered": 0, "saved": 0, "reruns": 0, "requeried": 0,
-                                            "landings": 0, "runs": 0})
+                                            "landings": 0, "runs": 0, "sessions": 0})
         u["raw"] += r["raw_tokens"]
         u["delivered"] += r["delivered_tokens"]
         u["saved"] += r["saved_tokens"]
@@ -216,54 +370,114 @@ def page(card: dict) -> str:
         u["requeried"] += r["requeried"]
         u["landings"] += r["landings"]
         u["runs"] += r["runs"]
+        u["sessions"] += r["sessions"]
     users = sorted(by_user)
     fams: dict = {}
     for r in card["rows"]:
         if r["family"]:
-            f = fams.setdefault(r["family"], [0, 0])
+            f = fams.setdefault(r["family"], [0, 0, 0])
             f[0] += r["delivered_tokens"]
             f[1] += r["saved_tokens"]
+            f[2] += r["runs"]
     lat = [r for r in card["rows"] if r["hook_latency_p50_us"] is not None]
     lat_groups = sorted({(r["user"], _short(r["project"], 24), r["hook_latency_p50_us"], r["hook_latency_p95_us"])
                          for r in lat})
-    charts = {
-        "tokens": _bar(users, [
-            {"label": "raw output", "data": [by_user[u]["raw"] for u in users], "backgroundColor": _PALETTE["raw"]},
-            {"label": "delivered by ctx", "data": [by_user[u]["delivered"] for u in users],
-             "backgroundColor": _PALETTE["delivered"]},
-            {"label": "saved vs the harness alone", "data": [by_user[u]["saved"] for u in users],
-             "backgroundColor": _PALETTE["harness"]}], y_title="o200k tokens"),
-        "trajectories": _bar(users, [
-            {"label": "re-runs", "data": [by_user[u]["reruns"] for u in users], "backgroundColor": _PALETTE["fail"]},
-            {"label": "starved (asked again, nothing changed)", "data": [by_user[u]["requeried"] for u in users],
-             "backgroundColor": _PALETTE["affordance"]}], y_title="runs"),
-        "firings": _bar(users, [{"label": "landings", "data": [by_user[u]["landings"] for u in users],
+    wk = card.get("weeks") or []
+    labels = [w["week"] for w in wk]
+    one = len(wk) == 1
+    since = " One week so far: the chart of the trend comes with the second." if one else ""
+    charts: dict = {}
+    cards: list = [_TABLE_CSS]
+    nothing: list = []
+
+    def add(chart_id, spec, title, caption, table, wide=False, what=None):
+        if not any(any(v for v in d["data"] if v) for d in spec["data"]["datasets"]):
+            if what:
+                nothing.append(what)
+        elif spec["type"] == "line" and len(spec["data"]["labels"]) == 1:
+            # One week: a line of one point is a dot in empty space; its table says it all.
+            import html
+            cards.append('<div class="card wide"><h2>%s</h2><p>%s</p>%s</div>'
+                         % (html.escape(title), html.escape(caption), table))
+        else:
+            charts[chart_id] = spec
+            cards.append(_chart_card(chart_id, title, caption, table, wide))
+
+    add("weekly_tokens", _line(labels, [
+        {"label": "raw output", "data": [w["raw_tokens"] for w in wk], "backgroundColor": _PALETTE["raw"]},
+        {"label": "delivered by ctx", "data": [w["delivered_tokens"] for w in wk],
+         "backgroundColor": _PALETTE["delivered"]},
+        {"label": "saved vs the harness alone", "data": [w["saved_tokens"] for w in wk],
+         "backgroundColor": _PALETTE["harness"]}], "o200k tokens"),
+        "Week over week: tokens", "Per week a session started (weeks begin on Monday): what commands printed, what "
+        "ctx delivered, what it saved against the harness alone." + since,
+        _table(("week of", "users", "sessions", "runs", "raw", "delivered", "saved"),
+               [(w["week"], w["users"], w["sessions"], w["runs"], w["raw_tokens"], w["delivered_tokens"],
+                 w["saved_tokens"]) for w in wk], "weekly_tokens"), wide=True, what="no runs through ctx yet")
+    add("weekly_rates", _line(labels, [
+        {"label": "starvation (digests asked for again, nothing changed) %",
+         "data": [_pct(w["starvation_rate"]) for w in wk], "backgroundColor": _PALETTE["affordance"]},
+        {"label": "re-runs per run %", "data": [_pct(w["rerun_rate"]) for w in wk],
+         "backgroundColor": _PALETTE["fail"]}], "% of runs", percent=True),
+        "Week over week: starvation and re-runs", "Lower is better: the share of digests the agent had to ask "
+        "for again with nothing changed, and of runs repeating a command already run." + since,
+        _table(("week of", "runs", "digested", "starved", "starvation", "re-runs", "re-run rate", "landings"),
+               [(w["week"], w["runs"], w["digested"], w["requeried"], w["starvation_rate"], w["reruns"],
+                 w["rerun_rate"], w["landings"]) for w in wk], "weekly_rates"),
+        wide=True, what="no digest asked for again and no re-run in any week")
+    add("tokens", _bar(users, [
+        {"label": "raw output", "data": [by_user[u]["raw"] for u in users], "backgroundColor": _PALETTE["raw"]},
+        {"label": "delivered by ctx", "data": [by_user[u]["delivered"] for u in users],
+         "backgroundColor": _PALETTE["delivered"]},
+        {"label": "saved vs the harness alone", "data": [by_user[u]["saved"] for u in users],
+         "backgroundColor": _PALETTE["harness"]}], y_title="o200k tokens"),
+        "Tokens per user", "Raw output, what ctx delivered, and what it saved against the harness alone.",
+        _table(("user", "sessions", "runs", "raw", "delivered", "saved"),
+               [(u, by_user[u]["sessions"], by_user[u]["runs"], by_user[u]["raw"], by_user[u]["delivered"],
+                 by_user[u]["saved"]) for u in users], "tokens"))
+    add("trajectories", _bar(users, [
+        {"label": "re-runs", "data": [by_user[u]["reruns"] for u in users], "backgroundColor": _PALETTE["fail"]},
+        {"label": "starved (asked again, nothing changed)", "data": [by_user[u]["requeried"] for u in users],
+         "backgroundColor": _PALETTE["affordance"]}], y_title="runs"),
+        "Re-runs and starvation per user",
+        "Runs of a command already run in the epoch; digests asked for again with nothing changed.",
+        _table(("user", "runs", "re-runs", "starved"),
+               [(u, by_user[u]["runs"], by_user[u]["reruns"], by_user[u]["requeried"]) for u in users],
+               "trajectories"))
+    add("firings", _bar(users, [{"label": "landings", "data": [by_user[u]["landings"] for u in users],
                                  "backgroundColor": _PALETTE["landing"]}], y_title="runs"),
-        "latency": _bar(["%s · %s" % (u, p) for u, p, _a, _b in lat_groups], [
-            {"label": "p50 µs", "data": [a for _u, _p, a, _b in lat_groups], "backgroundColor": _PALETTE["harness"]},
-            {"label": "p95 µs", "data": [b for _u, _p, _a, b in lat_groups], "backgroundColor": _PALETTE["fail"]}],
-            y_title="µs"),
-        "interventions": _bar(sorted(fams), [
-            {"label": "delivered", "data": [fams[f][0] for f in sorted(fams)], "backgroundColor": _PALETTE["delivered"]},
-            {"label": "saved", "data": [fams[f][1] for f in sorted(fams)], "backgroundColor": _PALETTE["harness"]}],
-            y_title="o200k tokens"),
-    }
+        "Landings per user", "Runs whose evidence was followed by a change to the worktree.",
+        _table(("user", "runs", "landings"), [(u, by_user[u]["runs"], by_user[u]["landings"]) for u in users],
+               "firings"), what="no landing yet (evidence followed by a change to the worktree)")
+    add("latency", _bar(["%s · %s" % (u, p) for u, p, _a, _b in lat_groups], [
+        {"label": "p50 µs", "data": [a for _u, _p, a, _b in lat_groups], "backgroundColor": _PALETTE["harness"]},
+        {"label": "p95 µs", "data": [b for _u, _p, _a, b in lat_groups], "backgroundColor": _PALETTE["fail"]}],
+        y_title="µs"),
+        "Hook latency per user and project", "Daemon-side processing time, p50 and p95.",
+        _table(("user · project", "p50 µs", "p95 µs"), [("%s · %s" % (u, p), a, b) for u, p, a, b in lat_groups],
+               "latency"), what="no hook latency recorded")
+    add("interventions", _bar(sorted(fams), [
+        {"label": "delivered", "data": [fams[f][0] for f in sorted(fams)], "backgroundColor": _PALETTE["delivered"]},
+        {"label": "saved", "data": [fams[f][1] for f in sorted(fams)], "backgroundColor": _PALETTE["harness"]}],
+        y_title="o200k tokens"),
+        "Tokens by family", "Delivered and saved, per command family.",
+        _table(("family", "runs", "delivered", "saved"), [(f, fams[f][2], fams[f][0], fams[f][1]) for f in sorted(fams)],
+               "interventions"))
+    if nothing:
+        import html
+        cards.append('<div class="card wide" data-nothing="yes"><h2>Not yet</h2><p class="nothing">%s.</p></div>'
+                     % html.escape("; ".join(nothing)))
     t = card["totals"]
     kpis = [_kpi(t["users"], "users", "users"), _kpi(t["sessions"], "sessions", "sessions"),
             _kpi(t["runs"], "runs through ctx", "runs"), _kpi(t["raw_tokens"], "raw tokens", "raw_tokens"),
             _kpi(t["delivered_tokens"], "tokens delivered", "delivered_tokens"),
             _kpi(t["saved_tokens"], "saved vs the harness alone", "saved"),
             _kpi(t["reruns"], "re-runs", "reruns"), _kpi(t["landings"], "landings", "landings")]
-    cards = [_card("tokens", "Tokens per user", "Raw output, what ctx delivered, and what it saved against the "
-                   "harness alone."),
-             _card("trajectories", "Re-runs and starvation per user",
-                   "Runs of a command already run in the epoch; digests asked for again with nothing changed."),
-             _card("firings", "Landings per user", "Runs whose evidence was followed by a change to the worktree."),
-             _card("latency", "Hook latency per user and project", "Daemon-side processing time, p50 and p95."),
-             _card("interventions", "Tokens by family", "Delivered and saved, per command family.")]
     epochs = sorted({r["policy_epoch"] for r in card["rows"] if r["policy_epoch"]})
+    span = " · weeks %s to %s" % (wk[0]["week"], wk[-1]["week"]) if len(wk) > 1 else (
+        " · week of %s" % wk[0]["week"] if wk else "")
     return _page("ctx team stats · %d users, %d sessions" % (t["users"], t["sessions"]),
-                 "%s · policy epochs in force: %s" % (card["dataset"], ", ".join(epochs) or "none recorded"),
+                 "%s%s · policy epochs in force: %s" % (card["dataset"], span, ", ".join(epochs) or "none recorded"),
                  kpis, cards, charts)
 
 

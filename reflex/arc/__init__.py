@@ -5,6 +5,7 @@
     fold.py           a session's events -> its state and the reflexes it drives (pure)
     detectors/        starvation, affordance, friction, landings: (state, event) -> firings
     decide.py         the PreToolUse decision for a Bash command: pass or rewrite (pure)
+    reads.py          a file re-read: deliver it, or point at the earlier result (pure)
     policy.py         a policy epoch: the reviewed starting point of the arc
     ledger_events.py  ledger rows -> Events (daemon restart, `ctx replay --format events`)
 

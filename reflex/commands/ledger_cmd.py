@@ -95,11 +95,20 @@ def _export_dataset(path, dataset_dir, host, user, hash_user, workers=None):
 @click.option("--ledger", "ledger_path", type=click.Path(dir_okay=False), default=None,
               help="Another ledger file (default: this user's, see `ctx paths`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify(ledger_path, as_json):
+@click.option("--no-head", "no_head", is_flag=True,
+              help="The ledger never had a head anchor (copied without it, written by another tool): "
+                   "its absence is a note, not a problem.")
+@click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False), default=None,
+              help="Check a team dataset instead: every file against the hash its export recorded (docs/team.md).")
+def verify(ledger_path, as_json, no_head, dataset_dir):
     """Check integrity, hash chain, sequences and blobs (exit 1 on any problem)."""
+    if dataset_dir:
+        if ledger_path or no_head:
+            raise UserError("--dataset goes without --ledger and --no-head")
+        _verify_dataset(dataset_dir, as_json)
     from reflex.ledger.verify import verify as run_verify
     paths = paths_mod.resolve()
-    rep = run_verify(_ledger_path(ledger_path), paths.blobs)
+    rep = run_verify(_ledger_path(ledger_path), paths.blobs, require_head=not no_head)
     if not ledger_path:
         # Events that never reached the ledger are a gap in it, even if every row verifies.
         from reflex.shim import spool
@@ -116,6 +125,27 @@ def verify(ledger_path, as_json):
         for check, msg in rep.problems:
             click.echo("PROBLEM [%s] %s" % (check, msg))
         click.echo("ledger OK" if rep.ok else "ledger has %d problem(s)" % len(rep.problems))
+    raise SystemExit(0 if rep.ok else 1)
+
+
+def _verify_dataset(dataset_dir, as_json):
+    try:
+        from reflex.analysis.dataset import verify_dataset
+        import pyarrow  # noqa: F401
+    except ImportError as e:
+        raise UserError("dataset verify needs pyarrow: pip install 'ctx-reflex[parquet]' (%s)" % e)
+    rep = verify_dataset(dataset_dir)
+    if as_json:
+        click.echo(json.dumps(rep.as_dict(), indent=2, sort_keys=True))
+    else:
+        c = rep.counts
+        click.echo("exports %s · files %s (%s hashed, %.1f MB) · %s" % (
+            c.get("exports"), c.get("files"), c.get("hashed"), (c.get("bytes") or 0) / 1e6, dataset_dir))
+        for note in rep.notes:
+            click.echo("note: %s" % note)
+        for check, msg in rep.problems:
+            click.echo("PROBLEM [%s] %s" % (check, msg))
+        click.echo("dataset OK" if rep.ok else "dataset has %d problem(s)" % len(rep.problems))
     raise SystemExit(0 if rep.ok else 1)
 
 

@@ -77,6 +77,16 @@ def main(argv: list[str] | None = None) -> int:
         os.close(fd)
         return 1
     try:
+        # A broken config is refused here, naming the file and the key, rather than run
+        # with defaults nobody chose (the hot path fails open and says so; reflex.config).
+        from reflex.config_model import ConfigInvalid, require_valid
+        require_valid(paths.config)
+    except ConfigInvalid as e:
+        log("not started: %s" % e)
+        sys.stderr.write("%s\n" % e)
+        os.close(fd)
+        return 1
+    try:
         from reflex.daemon.server import Server
         Server(paths, log=log).run()
     except paths_mod.UntrustedPath as e:

@@ -74,9 +74,11 @@ def start(paths: paths_mod.Paths, *, wait: float = 10.0, foreground: bool = Fals
                                              os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     finally:
         os.close(dir_fd)
+    from reflex.config_model import require_valid
+    require_valid(paths.config)     # the daemon would refuse it: say why here, not "did not come up"
     try:
-        subprocess.Popen([sys.executable, "-I", "-m", "reflex.daemon", "run", "--detached"],
-                         stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-I", "-m", "reflex.daemon", "run", "--detached"],
+                                stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True)
     finally:
         os.close(log_fd)
     deadline = time.monotonic() + wait
@@ -84,6 +86,8 @@ def start(paths: paths_mod.Paths, *, wait: float = 10.0, foreground: bool = Fals
         st = status(paths)
         if st["running"]:
             return st
+        if proc.poll() not in (None, 0):
+            raise DaemonError("the daemon exited with status %s at start; see %s" % (proc.returncode, paths.log))
         time.sleep(0.05)
     raise DaemonError("daemon did not come up within %.0fs; see %s" % (wait, paths.log))
 

@@ -98,7 +98,11 @@ class Ops:
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL})
 
     async def op_status(self, req: protocol.Request, body: bytes) -> Reply:
+        # The tokenizer as this process has it (doctor asks here: its own process may differ).
+        from reflex.tokens import tokenizer_status
+        tok_ok, tok_detail = await self.loop.run_in_executor(self.executor, tokenizer_status)
         return Reply({"pid": os.getpid(), "version": VERSION, "protocol": protocol.PROTOCOL,
+                      "tokenizer": {"ok": tok_ok, "detail": tok_detail},
                       "uptime_s": round(time.time() - self.started, 3), "requests": self.requests,
                       "warm_s": self.ctx.warm_s,
                       "ledger": dict(self.ctx.writer.stats),
@@ -126,6 +130,9 @@ class Ops:
         t0 = time.perf_counter()
         handler = self.claude if harness == "claude" else self.harnesses
         out, err, ev, session = handler.handle(req.fields, body)
+        if ev.get("session_id") == protocol.PROBE_SESSION:
+            # ctx's own install/doctor self-test: answered, not the agent's activity, not recorded.
+            return Reply({"seq": 0, "duplicate": False, "probe": True}, out=out, err=err)
         ev["latency_us"] = int((time.perf_counter() - t0) * 1e6)
         run = ev.pop("_run", None)  # a post-hook digest is recorded as a run of its own
         written = await self._commit(_finish(ev), run=run, session=session)
@@ -230,7 +237,7 @@ class Ops:
             why = ""
             if digest_error:
                 why = " · NO DIGEST: %s; run `ctx doctor`" % (
-                    "the o200k_base tokenizer is unavailable (set TIKTOKEN_CACHE_DIR or allow one download)"
+                    "the o200k_base tokenizer is unavailable in the daemon (`ctx doctor` says why)"
                     if digest_error.startswith("TokenizerUnavailable") else digest_error[:200])
             stored = _size(size) if not kept.elided else "%s of %s (middle elided)" % (_size(size), _size(kept.total))
             footer = "[ctx] exit %s%s · %s stored as %s · full output: ctx get %s\n" % (

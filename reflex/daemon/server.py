@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import socket
-import struct
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -406,12 +405,12 @@ class Server:
 def _peer_is_us(sock: socket.socket | None) -> bool:
     if sock is None:
         return False
+    from reflex import platform
     try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        uid = platform.peer_uid(sock)   # SO_PEERCRED / LOCAL_PEERCRED
     except OSError:
         return False
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
+    return uid is not None and uid == os.getuid()
 
 
 def _read_token(path: str) -> str | None:

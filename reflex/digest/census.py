@@ -19,13 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from reflex.digest.facts import Diagnostic, Facts, Failure, Span
-from reflex.digest.layout import Group
+from reflex.digest.facts import Diagnostic, Facts, Failure, Item, Span
+from reflex.digest.layout import Group, counted
 from reflex.digest.neutralize import clean_line
 from reflex.digest.profiles.base import one_line
 from reflex.digest.redact import redact_line
 
-from reflex.digest.source import Source
+from reflex.digest.source import HintRef, Source
 
 S_BUILD, S_FAIL, S_DIAG, S_DIAG_EVIDENCE, S_NOTES, S_HIGHLIGHT, S_RAW = 1, 2, 3, 4, 5, 6, 7
 
@@ -59,10 +59,13 @@ def tiers(facts: Facts, src: "Source", levels: tuple[int, ...]) -> list[Callable
 
 def _tier(facts: Facts, src: "Source", level: int) -> list[Group]:
     groups: list[Group] = []
-    groups += _build_errors(facts, src, level)
-    groups += _failures(facts, src, level)
-    groups += _diagnostics(facts, src, level)
+    # Level 4 exists for items only (many small groups counted per kind); the rest stop at 3.
+    base = min(level, 3)
+    groups += _build_errors(facts, src, base)
+    groups += _failures(facts, src, base)
+    groups += _diagnostics(facts, src, base)
     groups += _notes(facts, src)
+    groups += items_census(facts, src, level)
     return groups
 
 
@@ -318,13 +321,129 @@ def _locations(src: "Source", diags: list[Diagnostic]) -> str:
 
 
 def _notes(facts: Facts, src: "Source") -> list[Group]:
-    out = [Group((S_NOTES, i), [f"note: {show(n, 200)}"]) for i, n in enumerate(facts.notes)]
+    out = [Group((S_NOTES, 0, i), [f"note: {show(n, 200)}"]) for i, n in enumerate(facts.notes)]
     if facts.recognized and not facts.counts.reported() and facts.summary:
         a, b = src.line_range(facts.summary)
         lines = [s for s in src.lines(a, min(b, a + 4)) if s.strip()]
         if lines:
-            out.append(Group((S_NOTES, len(out)), ["summary: " + one_line(lines[0], 300)] + lines[1:]))
+            out.append(Group((S_NOTES, 0, len(out)), ["summary: " + one_line(lines[0], 300)] + lines[1:]))
     return out
+
+
+# -- items: the census of tools that are not test runners (git, searches, listings, CI logs) ----------
+
+# Where items sit: after the notes (a branch line, a summary), before any detail; bodies after them all.
+S_ITEMS, S_ITEM_BODIES = 1, 2
+_ITEM_CHARS = {0: 240, 1: 160, 2: 100}
+_PACKED_CHARS = 60      # at level 2, a group whose entries are all this short lists several per line
+_ITEMS_PER_LINE = 10
+
+
+_GROUPS_ONE_LINE = 8  # at level 3, more groups than this are counted on one line per noun
+_GROUP_NAMES = 12      # group names a collapsed line still shows
+
+
+def _collapsed_groups(grouped: dict[str, list[tuple[int, Item]]], src: "Source") -> list[Group]:
+    """Level 3 for many small groups (a tree's directories, a search over many files): per noun, one
+    line with the count, how many groups, the first groups' names and one address over them all."""
+    by_noun: dict[str, list[tuple[str, list[tuple[int, Item]]]]] = {}
+    for name, members in grouped.items():
+        by_noun.setdefault(members[0][1].noun, []).append((name, members))
+    out: list[Group] = []
+    for k, (noun, groups) in enumerate(by_noun.items()):
+        n = sum(len(m) for _, m in groups)
+        span = union([it.span for _, m in groups for _, it in m])
+        names = ", ".join(show(name, 40) for name, _ in groups[:_GROUP_NAMES])
+        more = f", … {len(groups) - _GROUP_NAMES} more" if len(groups) > _GROUP_NAMES else ""
+        where = f": {src.hint(span).command}" if span else ""
+        out.append(Group((S_NOTES, S_ITEMS, k, 0), [f"{counted(n, noun)} under {len(groups)} headings ({names}{more}){where}"],
+                         [src.hint(span)] if span else [], category=noun, count=n, span=span))
+    return out
+
+
+def item_groups(facts: Facts) -> dict[str, list[tuple[int, Item]]]:
+    """Items by their group, groups in first-seen order (index into facts.items kept)."""
+    groups: dict[str, list[tuple[int, Item]]] = {}
+    for i, it in enumerate(facts.items):
+        groups.setdefault(it.group, []).append((i, it))
+    return groups
+
+
+def _item_line(src: "Source", it: Item, limit: int) -> tuple[str, list[HintRef]]:
+    """One entry as shown; a clipped one ends with the address of its whole first line."""
+    text = show(it.text)
+    sev = "" if it.severity == "info" else f"{it.severity}: "
+    if len(text) <= limit or it.span is None:
+        return sev + show(it.text, limit), []
+    first = src.out.line_index(it.span[0])
+    h = src.hint(src.out.span(first, first + 1))
+    # The address ends the line: a hint is read to the end of its line (reflex.address.parse_hint).
+    return f"{sev}{text[: limit - 1]}… whole line: {h.command}", [h]
+
+
+def items_census(facts: Facts, src: "Source", level: int) -> list[Group]:
+    """Every item named, by group: level 0/1 one entry a line (clipped at 240/160 characters, with
+    the address of the whole line); level 2 short entries packed several to a line, longer ones
+    clipped at 100; level 3 each entry by its reference only (a match's `L12`, a commit's hash, a
+    path), packed; level 4 (the last resort) the count per kind over all groups, with one address.
+    Errors and warnings are listed one a line, clipped, at every level: they are what the agent
+    most needs verbatim."""
+    out: list[Group] = []
+    grouped = item_groups(facts)
+    if level >= 4 and len(grouped) > _GROUPS_ONE_LINE:
+        quiet = {name: [(i, it) for i, it in members if it.severity == "info"] for name, members in grouped.items()}
+        out += _collapsed_groups({k: v for k, v in quiet.items() if v}, src)
+        loud = [(i, it) for members in grouped.values() for i, it in members if it.severity != "info"]
+        for k, (_, it) in enumerate(loud):
+            line, hints = _item_line(src, it, 80)
+            out.append(Group((S_NOTES, S_ITEMS, 10**6, k), ["  " + line], hints, category=it.noun, span=it.span))
+        return out
+    for gi, (name, members) in enumerate(grouped.items()):
+        noun = members[0][1].noun
+        n = len(members)
+        out.append(Group((S_NOTES, S_ITEMS, gi, -1), [f"{show(name, 160)} ({n}):"]))
+        texts = [show(it.text) for _, it in members]
+        if level >= 3:
+            plain = [(k, it) for k, (_, it) in enumerate(members) if it.severity == "info"]
+            for c in range(0, len(plain), _REFS_PER_LINE):
+                chunk = plain[c: c + _REFS_PER_LINE]
+                refs = " ".join(show(_ref(it), 40) for _, it in chunk)
+                out.append(Group((S_NOTES, S_ITEMS, gi, chunk[0][0]), ["  " + refs], category=noun, count=len(chunk),
+                                 span=union([it.span for _, it in chunk])))
+            for k, (_, it) in enumerate(members):
+                if it.severity != "info":
+                    line, hints = _item_line(src, it, 80)
+                    out.append(Group((S_NOTES, S_ITEMS, gi, k), ["  " + line], hints, category=noun, span=it.span))
+            continue
+        if level == 2 and all(len(t) <= _PACKED_CHARS and ", " not in t and it.severity == "info"
+                              for t, (_, it) in zip(texts, members)):
+            for c in range(0, n, _ITEMS_PER_LINE):
+                chunk = members[c: c + _ITEMS_PER_LINE]
+                out.append(Group((S_NOTES, S_ITEMS, gi, c), ["  " + ", ".join(texts[c: c + len(chunk)])],
+                                 category=noun, count=len(chunk), span=union([it.span for _, it in chunk])))
+            continue
+        for k, (_, it) in enumerate(members):
+            line, hints = _item_line(src, it, _ITEM_CHARS[level])
+            out.append(Group((S_NOTES, S_ITEMS, gi, k), ["  " + line], hints, category=noun, span=it.span))
+    if level >= 3:
+        # Named by reference only: one address gives back the entries themselves.
+        span = union([it.span for it in facts.items if it.severity == "info"])
+        if span:
+            h = src.hint(span)
+            out.append(Group((S_NOTES, S_ITEMS, 10**7, 0), [f"  the entries themselves: {h.command}"], [h]))
+    return out
+
+
+_REFS_PER_LINE = 20
+
+
+def _ref(it: Item) -> str:
+    """How level 3 names an entry: its own reference, else the first word of its text (a path, a
+    commit's hash, `L12` of `L12: text`)."""
+    if it.ref:
+        return it.ref
+    words = it.text.split(None, 1)
+    return words[0].rstrip(":") if words else "?"
 
 
 def omission_note(src: "Source") -> Callable[[str, int, Span | None], Group]:

@@ -19,7 +19,8 @@ import re
 from collections.abc import Callable
 
 from reflex.digest import census
-from reflex.digest.census import S_BUILD, S_DIAG_EVIDENCE, S_FAIL, S_HIGHLIGHT, S_RAW, show, show_path, union
+from reflex.digest.census import (S_BUILD, S_DIAG_EVIDENCE, S_FAIL, S_HIGHLIGHT, S_ITEM_BODIES, S_NOTES, S_RAW, show,
+                                  show_path, union)
 from reflex.digest.facts import Facts, Span
 from reflex.digest.layout import Elastic, Group, Plan, fit_head, fit_tail
 from reflex.digest.neutralize import clean_line
@@ -39,27 +40,31 @@ _NOTE_RESERVE = 40  # tokens kept for a "… more lines: ctx get …" line
 
 def build_plan(facts: Facts, src: "Source", *, density: str, requested_view: str | None) -> Plan:
     note = census.omission_note(src)
+    # Items (git, searches, listings…) have one more census level: counts per kind, the last resort.
+    last = (3, 4) if facts.items else (3,)
     if requested_view is not None:
-        return Plan(census.tiers(facts, src, (3,)), 0.0, [Elastic(1.0, _view(src, requested_view))], note)
+        return Plan(census.tiers(facts, src, last), 0.0, [Elastic(1.0, _view(src, requested_view))], note)
     generic = not facts.recognized
+    bodies: list[Group | Elastic] = [Elastic(1.0, _item_bodies(facts, src))] if any(it.body for it in facts.items) else []
+    detail: list[Group | Elastic]
     if density == "lean":
         detail = _generic_detail(facts, src, 0.5, 0.2) if generic else []
-        return Plan(census.tiers(facts, src, (3,)), 0.0, detail, note)
+        return Plan(census.tiers(facts, src, last), 0.0, detail, note)
     if density == "normal":
-        detail = _generic_detail(facts, src, 0.4, 0.3) if generic else []
-        return Plan(census.tiers(facts, src, (1, 2, 3)), 0.0, detail, note)
+        detail = _generic_detail(facts, src, 0.4, 0.3) if generic else bodies
+        return Plan(census.tiers(facts, src, (1, 2) + last), 0.0, detail, note)
     if density == "dense":
-        detail = [Elastic(1.0, _evidence(facts, src, inline=False))]
+        detail = [Elastic(1.0, _evidence(facts, src, inline=False)), *bodies]
         if generic:
             detail += _generic_detail(facts, src, 0.4, 0.3)
-        return Plan(census.tiers(facts, src, (0, 1, 2, 3)), 0.5, detail, note)
+        return Plan(census.tiers(facts, src, (0, 1, 2) + last), 0.5, detail, note)
     if density == "inline":
-        detail = [Elastic(1.0, _evidence(facts, src, inline=True))]
+        detail = [Elastic(1.0, _evidence(facts, src, inline=True)), *bodies]
         if generic:
             detail += _generic_detail(facts, src, 0.4, 0.3)
-        return Plan(census.tiers(facts, src, (2, 3)), 0.6, detail, note)
+        return Plan(census.tiers(facts, src, (2,) + last), 0.6, detail, note)
     # raw-capped
-    return Plan(census.tiers(facts, src, (3,)), 0.7, [Elastic(1.0, _excerpt(src, 0.3, folded=False))], note)
+    return Plan(census.tiers(facts, src, last), 0.7, [Elastic(1.0, _excerpt(src, 0.3, folded=False))], note)
 
 
 def _program_lines(text: str) -> list[str]:
@@ -236,6 +241,67 @@ def _evidence_group(src: "Source", order: tuple[int, ...], span: Span | None, de
         hints.append(whole_hint)
         tail += f": {whole_hint.command}"
     return Group(order, lines[:keep] + [tail], hints, truncates=True)
+
+
+# -- item bodies (a diff's hunks, a failing CI step's log) -------------------------------------------
+
+_BODY_NAMES = 8  # entries named in the note on bodies not shown
+_BODIES_NOTE_RESERVE = 120  # tokens kept for that note: eight names and an address
+_CUT_NOTE_RESERVE = 50  # tokens kept for the "… more lines of X: ctx get …" line of a cut body
+
+
+def _item_bodies(facts: Facts, src: "Source") -> Builder:
+    """Bodies of the items that have one, in census order, after the whole census: each whole when
+    it fits, else its head and an address to the rest; the bodies no budget was left for are named
+    in one note with one address over their bytes, so a cut says which entries are behind it."""
+
+    def build(alloc: int) -> list[Group]:
+        groups: list[Group] = []
+        spent = 0
+        left: list[tuple[str, Span]] = []
+        for i, it in enumerate(facts.items):
+            if not it.body or it.span is None:
+                continue
+            a, b = src.line_range(it.span)
+            if b - a <= 1:
+                continue
+            body_span = src.out.span(a + 1, b)
+            whole = [f"== {show(it.text, 120)}"] + src.lines(a + 1, b)
+            room = alloc - spent - _BODIES_NOTE_RESERVE  # what is left once the final note is provided for
+            g: Group | None = None
+            if room > 0 and fit_head(whole, room) == len(whole):
+                g = Group((S_NOTES, S_ITEM_BODIES, i), whole)
+            elif room - _CUT_NOTE_RESERVE >= MIN_EVIDENCE:
+                k = fit_head(whole, room - _CUT_NOTE_RESERVE)
+                if k >= 2:
+                    h = src.hint(src.out.span(a + k, b))
+                    note = f"[ctx] {b - a - k} more lines of {show(it.text, 60)}: {h.command}"
+                    g = Group((S_NOTES, S_ITEM_BODIES, i), whole[:k] + [note], [h], truncates=True)
+            if g is None or spent + g.tokens > alloc - _BODIES_NOTE_RESERVE:
+                left.append((it.text, body_span))
+                continue
+            groups.append(g)
+            spent += g.tokens
+        while left:
+            span = union([sp for _, sp in left])
+            names = ", ".join(show(t, 48) for t, _ in left[:_BODY_NAMES])
+            more = f" and {len(left) - _BODY_NAMES} more" if len(left) > _BODY_NAMES else ""
+            hint = src.hint(span) if span else None
+            line = f"[ctx] not shown: the bodies of {names}{more}" + (f": {hint.command}" if hint else "")
+            note_group = Group((S_NOTES, S_ITEM_BODIES, 10**9), [line], [hint] if hint else [], truncates=True)
+            if spent + note_group.tokens <= alloc or not groups:
+                groups.append(note_group)
+                break
+            # The note must be there: give up the last body shown for it (and name it too).
+            dropped = groups.pop()
+            spent -= dropped.tokens
+            k = dropped.order[2]
+            it = facts.items[k]
+            a, b = src.line_range(it.span) if it.span else (0, 0)
+            left.insert(0, (it.text, src.out.span(a + 1, b)))
+        return groups
+
+    return build
 
 
 # -- unrecognised output: highlights, head and tail ------------------------------------------------

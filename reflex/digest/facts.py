@@ -94,6 +94,31 @@ class Highlight(_Model):
     span: Span
 
 
+class Item(_Model):
+    """One census entry of a tool that is not a test runner or a linter: a changed path (git
+    status), a file of a diff with its stats, a commit, a search match, a listed file, a failing CI
+    step, an install warning.  Census before detail holds for them as for failures: every item is
+    named (or counted, with an address to its bytes) before any body is shown.
+
+    `group` is the heading the item is listed under, in first-seen order ("modified", "untracked",
+    "commits", a matched file's path); `noun` is what the omission note calls items of that group
+    when the census cannot list them all ("paths", "commits", "matches"); `text` is the entry as one
+    line (program-derived: the census clips, redacts and neutralizes it; a clipped line carries an
+    address to its whole line; the tightest census names it by `ref`).  `span` covers the item's own bytes in raw; with `body` set, the
+    lines of `span` after the first are its body (a file's hunks in a diff, a failing CI step's
+    log), shown after the whole census as far as the budget allows, each cut one with an address.
+    """
+
+    group: str
+    noun: str = "entries"
+    text: str
+    severity: Literal["error", "warning", "info"] = "info"
+    span: Span | None = None
+    body: bool = False
+    # How the tightest census names it (`L12` for a match); None: the first word of `text`.
+    ref: str | None = None
+
+
 class Facts(_Model):
     profile: str
     profile_version: int
@@ -110,4 +135,5 @@ class Facts(_Model):
     summary: Span | None = None
     notes: list[str] = Field(default_factory=list)
     highlights: list[Highlight] = Field(default_factory=list)
+    items: list[Item] = Field(default_factory=list)
     total_lines: int = 0

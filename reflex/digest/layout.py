@@ -100,21 +100,42 @@ def counts_text(facts: Facts) -> str:
         if key in reported:
             n = reported[key]
             parts.append(f"{n} {one if n == 1 else many}")
+    others = [f"{n} {key}" for key, n in facts.counts.other.items() if key not in _FIXED]
     if "files" in reported:
+        # "3 failed in 2 files", "236 matches in 44 files": the files belong to the count before them.
         n = reported["files"]
         where = f"in {n} file{'' if n == 1 else 's'}"
-        parts.append(f"{parts.pop()} {where}" if parts else where)
-    for key, n in facts.counts.other.items():
-        if key not in _FIXED:
-            parts.append(f"{n} {key}")
+        if parts:
+            parts.append(f"{parts.pop()} {where}")
+        elif others:
+            others.insert(0, f"{others.pop(0)} {where}")
+        else:
+            parts.append(where)
+    parts += others
     if parts:
         return ", ".join(parts)
     if facts.diagnostics:
         n = len(facts.diagnostics)
         return f"{n} diagnostic{'' if n == 1 else 's'} parsed"
+    if facts.items:
+        nouns: dict[str, int] = {}
+        for it in facts.items:
+            nouns[it.noun] = nouns.get(it.noun, 0) + 1
+        return ", ".join(counted(n, noun) for noun, n in nouns.items())
     if not facts.recognized:
         return f"{facts.total_lines} lines"
     return "counts not reported"
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 match`, `2 matches`, `1 entry`, `3 paths`: nouns are given in the plural."""
+    if n != 1:
+        return f"{n} {noun}"
+    if noun.endswith("ies"):
+        return f"1 {noun[:-3]}y"
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return f"1 {noun[:-2]}"
+    return f"1 {noun[:-1]}" if noun.endswith("s") else f"1 {noun}"
 
 
 def scope_text(kept: Kept | None, counted: int | None) -> str:

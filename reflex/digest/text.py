@@ -23,12 +23,82 @@ def strip_ansi(s: str) -> str:
     return ANSI_RE.sub("", s) if "\x1b" in s else s
 
 
+# What a terminal does within one line: CSI sequences (group 1: parameters, group 2: the final
+# byte; `K` erases), OSC and two-byte escapes (shown as nothing), carriage return, backspace.
+_TERMINAL_TOKEN = re.compile(r"\x1b\[([0-?]*)[ -/]*([@-~])|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|[\r\b]")
+# Text that reports a failure, as the generic profile reads it ("0 failed" and "no errors" do not).
+_FAILURE = re.compile(
+    r"\b(?:errors?|fail(?:s|ed|ure|ures|ing)?|fatal|panic(?:ked)?|exception|traceback|critical"
+    r"|segmentation fault|abort(?:ed)?)\b|[\u2717\u2718]",
+    re.IGNORECASE,
+)
+_NO_FAILURE = re.compile(r"\b(?:0|no) (?:errors?|failures?|failed)\b", re.IGNORECASE)
+# Between a failure that was drawn over and what the terminal finally shows: SYMBOL FOR
+# CARRIAGE RETURN, so the reader sees that the line was redrawn.
+REDRAWN = " \u240d "
+
+
 def _terminal_line(s: str) -> str:
-    # A carriage return redraws the line: what a terminal finally shows is the last segment.
-    if "\r" not in s:
-        return s
-    parts = [p for p in s.split("\r") if p]
-    return parts[-1] if parts else ""
+    """The line a terminal finally shows for `s` (carriage returns, backspaces and erase-in-line
+    applied, other escapes dropped), with every drawn-over piece that reads as a failure kept
+    in front of it: output that prints `FAILED x - boom\\rall good` must not read as `all good`.
+    Progress bars and spinners, whose drawn-over pieces report no failure, render as on screen."""
+    body = s.rstrip("\r")  # `\r\n` line ends draw nothing over the line
+    if "\r" not in body and "\b" not in body:
+        return strip_ansi(body)
+    cells: list[str] = []
+    col = 0
+    pieces: list[str] = []  # text as printed, cut wherever it may have been drawn over
+    piece: list[str] = []
+    at = 0
+    for m in _TERMINAL_TOKEN.finditer(body):
+        if m.start() > at:
+            col = _draw(cells, col, body[at:m.start()])
+            piece.append(body[at:m.start()])
+        at = m.end()
+        token = m.group(0)
+        if token == "\r":
+            col = 0
+        elif token == "\b":
+            col = max(col - 1, 0)
+        elif m.group(2) == "K":
+            mode = m.group(1) or "0"
+            if mode == "0":
+                del cells[col:]
+            elif mode == "1":
+                cells[:col + 1] = " " * min(col + 1, len(cells))
+            elif mode == "2":
+                cells.clear()
+        else:
+            continue  # colours and the like draw nothing over the line
+        if piece:
+            pieces.append("".join(piece))
+            piece = []
+    if at < len(body):
+        _draw(cells, col, body[at:])
+        piece.append(body[at:])
+    if piece:
+        pieces.append("".join(piece))
+    shown = "".join(cells).rstrip()
+    hidden = []
+    for text in pieces:
+        text = text.strip()
+        if text and text not in shown and text not in hidden and _FAILURE.search(_NO_FAILURE.sub("", text)):
+            hidden.append(text)
+    if not hidden:
+        return shown
+    return REDRAWN.join(hidden + ([shown] if shown else []))
+
+
+def _draw(cells: list[str], col: int, text: str) -> int:
+    """Write `text` over `cells` from column `col`, as a terminal does; -> the new column."""
+    if col > len(cells):
+        cells.extend(" " * (col - len(cells)))
+    end = col + len(text)
+    cells[col:min(end, len(cells))] = text[:max(len(cells) - col, 0)]
+    if end > len(cells):
+        cells.extend(text[len(cells) - col:])
+    return end
 
 
 class Output:
@@ -37,13 +107,18 @@ class Output:
     def __init__(self, raw: bytes):
         self.raw = raw
         self.starts = line_starts(raw)
-        text = strip_ansi(raw.decode("utf-8", errors="replace"))
-        lines = text.split("\n")
+        text = raw.decode("utf-8", errors="replace")
+        redrawn = "\r" in text or "\b" in text
+        # A line that redraws itself is read as the terminal shows it, erase sequences included,
+        # so its escapes are interpreted before they are stripped.
+        lines = text.split("\n") if redrawn else strip_ansi(text).split("\n")
         if raw.endswith(b"\n"):
             lines.pop()
         if not raw:
             lines = []
-        self.lines = [_terminal_line(s) for s in lines] if "\r" in text else lines
+        if redrawn:
+            lines = [_terminal_line(s) if ("\r" in s or "\b" in s) else strip_ansi(s) for s in lines]
+        self.lines = lines
 
     @staticmethod
     def of(raw: bytes) -> "Output":

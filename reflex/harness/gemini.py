@@ -38,7 +38,9 @@ _KINDS = {"BeforeTool": PRE_SHELL, "AfterTool": POST_SHELL, "SessionStart": SESS
 # Gemini's file tools, for the safety plane (`cat .env` and `read_file .env` are the same read).
 FILE_TOOLS = {"read_file": ("Read", {"file_path": "file_path"}),
               "write_file": ("Write", {"file_path": "file_path", "content": "content"}),
-              "replace": ("Edit", {"file_path": "file_path", "old_string": "old_string", "new_string": "new_string"})}
+              "replace": ("Edit", {"file_path": "file_path", "old_string": "old_string", "new_string": "new_string"}),
+              # Reads every file its paths/globs name or hold (the safety plane's ReadMany).
+              "read_many_files": ("ReadMany", {"paths": "paths", "include": "include"})}
 PRE_MATCHER = "run_shell_command|" + "|".join(FILE_TOOLS)
 _WRAP = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.S)
 _TRAILER = re.compile(r"^(Exit Code|Signal|Error|Background PIDs|Process Group PGID): ?(.*)$")

@@ -17,8 +17,9 @@ What the Claude path cannot know about another harness is supplied here:
   write its capture, so the payload alone is not enough), Gemini's YOLO approval mode,
   Copilot's --allow-all-tools / --yolo, Droid's --skip-permissions-unsafe / --auto high,
   cursor-agent's --force, Qwen's YOLO mode (from its payload).  OpenCode checks its permission
-  on the rewritten arguments (its plugin cannot say "allow"), so ctx rewrites there and OpenCode
-  still decides.  Qwen cannot rewrite at all: in YOLO mode the rewrite becomes a deny naming the
+  on the rewritten arguments (its plugin cannot say "allow"): ctx rewrites there only where
+  OpenCode's own config (sent by the plugin) allows the rewrite as it allows the original
+  (reflex.harness.opencode.rewrite_verdict).  Qwen cannot rewrite at all: in YOLO mode the rewrite becomes a deny naming the
   command to run, elsewhere its post hook replaces a successful command's output with the digest;
   Anywhere else the harness keeps its own decision and ctx digests the output in the post hook
   where the harness lets it replace output (Gemini, Copilot), or adds nothing (Codex);
@@ -93,7 +94,13 @@ class _Decider(ClaudeHandler):
             why = "%s approval mode %s" % (self.harness, hook.permission_mode or "unknown")
             return _Mode("auto" if auto else "default", None), Verdict(ALLOW if auto else UNKNOWN, why)
         if self.harness in _JUDGES_WHAT_RUNS:
-            return _Mode("default", None), Verdict(ALLOW, "%s decides on the rewritten command itself" % self.harness)
+            # The harness judges the rewritten text: rewrite only where it allows that as it
+            # allows the original (the rewrite's text is decide.decide_bash's).
+            import shlex
+            rewritten = "%s run -- %s" % (shlex.quote(self.ctx.launcher), shlex.quote(hook.command or ""))
+            kind, why = codecs.get(self.harness).rewrite_verdict(hook.command or "", rewritten,
+                                                                 hdr.get("harness_permission"))
+            return _Mode("default", "opencode config"), Verdict(kind, why)
         argv = harness_argv(self.harness, hdr.get("pid"))
         auto = argv is not None and _has_auto_flag(self.harness, argv)
         if self.harness == "codex" and hook.permission_mode != "bypassPermissions":
@@ -158,6 +165,8 @@ class HarnessHandler:
         event = self._with_call_id(harness, codec.CAPS.has_call_id, event)
         claude = to_claude(event)
         sub_hdr = dict(hdr, trunc=False, harness="claude")
+        if hasattr(codec, "permission_evidence"):
+            sub_hdr["harness_permission"] = codec.permission_evidence(reading.obj)
         out, err, ev, session = self._decider(harness).handle(sub_hdr, json.dumps(claude).encode())
         ev["harness"] = harness
         if session is not None:

@@ -282,6 +282,8 @@ def _apply(paths, harness, target, current, new, text, dry_run, *, add, launcher
     changed = new != current
     backup = None
     if not dry_run:
+        from reflex.install import require_valid_config
+        require_valid_config(paths)
         if changed:
             backup = write_settings(target, new, text)
         _remember(paths, harness, target, add=add, launcher=launcher)

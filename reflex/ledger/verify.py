@@ -5,7 +5,11 @@ Checks, each reported separately so the message says what is wrong:
   schema      every migration applied; append-only triggers present
   head        the chain head anchored outside the database (head.py) is
               still in it with the same hash (a truncated or replaced tail);
-              no contradicted head was kept by the writer
+              no contradicted head was kept by the writer; and it is there at
+              all once the ledger holds an event: the writer anchors a head
+              before it takes its first event, so a ledger with events and no
+              head had its head deleted (`require_head=False`, the CLI's
+              `--no-head`, for a ledger known never to have had one)
   chain       each row's prev_hash is its predecessor's hash and its hash
               re-derives from its content (an edit, a deletion or a
               reordering breaks the chain at that row)
@@ -43,19 +47,34 @@ class Report:
                 "problems": [{"check": c, "detail": m} for c, m in self.problems]}
 
 
-def verify(ledger_path, blob_root=None, *, max_reports=50):
+def missing_head_noted(rep, conn, ledger_path, require_head):
+    """No head file: a note for an empty ledger (or when told there never was one), else a problem."""
+    try:
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    except sqlite3.DatabaseError:
+        events = 0  # the schema check reports it
+    where = head.head_path(ledger_path)
+    if events and require_head:
+        rep.problem("head", "no head anchor next to the ledger (%s), which holds %d events: the daemon anchors a "
+                    "head before its first event, so it was deleted, and a truncated tail would not show. For a "
+                    "ledger that never had one (copied without it, or written by another tool), verify with "
+                    "--no-head" % (where, events))
+        return
+    rep.notes.append("no head anchor next to the ledger (%s): a truncated tail would not show; the daemon "
+                     "writes it after every commit" % where)
+
+
+def verify(ledger_path, blob_root=None, *, max_reports=50, require_head=True):
     rep = Report()
     # The head first, then the database: a commit landing in between only puts
     # the database ahead of the head, which is allowed.
+    absent = False
     try:
         anchored = head.read(ledger_path)
+        absent = anchored is None
     except head.HeadError as e:
         anchored = None
         rep.problem("head", str(e))
-    else:
-        if anchored is None:
-            rep.notes.append("no head anchor next to the ledger (%s): a truncated tail would not show; the daemon "
-                             "writes it after every commit" % head.head_path(ledger_path))
     for kept in head.kept_mismatches(ledger_path):
         rep.problem("head", "the daemon found the ledger contradicting its anchored head and kept that head as %s "
                     "(see the daemon log); remove the file once this is understood" % kept)
@@ -81,6 +100,8 @@ def verify(ledger_path, blob_root=None, *, max_reports=50):
         for op in ("update", "delete", "replace"):
             if "%s_no_%s" % (t, op) not in triggers:
                 rep.problem("schema", "append-only trigger %s_no_%s is missing" % (t, op))
+    if absent:
+        missing_head_noted(rep, conn, ledger_path, require_head)
     if anchored is not None:
         why = head.contradiction(conn, anchored)
         if why:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         allowed: Allowed
         ctx_home: str | None
         loaded: str | None
+        xtrace: bool
         nest: int
         trees: list[str | None]
         redacting: int
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
         def tree_root(self, root: str | None, shown: str, verb: str, ctx: Ctx, transforms: bool = ...,
                       rule: str = ...) -> Finding | None: ...
         def write(self, arg: Arg, verb: str, ctx: Ctx, delete: bool = ...) -> Finding | None: ...
+        def output_diverted(self) -> bool: ...
         def load(self, arg: Arg, ctx: Ctx) -> None: ...
 
     # A command's handler: (walker, command name, its arguments, shell state, its stdin, how many
@@ -99,10 +101,14 @@ for _k in ("--cert", "--key", "--cacert", "--capath", "--certificate", "--privat
     LONG_ROLES[_k] = "key"
 
 
-_LITERALS = re.compile(r"'((?:[^'\\\n]|\\.){1,2048})'|\"((?:[^\"\\\n]|\\.){1,2048})\"|`([^`\n]{1,2048})`")
+# String literals in code, found from every quote (a lookahead: matches overlap), so one
+# quote the pairing gets wrong (`''.join(fileinput.input('.git-credentials'))`, an apostrophe
+# in a comment, a raw string) cannot hide the literal after it.
+_LITERALS = re.compile(r"'(?=((?:[^'\\\n]|\\.){1,2048})')|\"(?=((?:[^\"\\\n]|\\.){1,2048})\")|`(?=([^`\n]{1,2048})`)")
 
 
-_DQ_LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.){1,2048})\"")
+_DQ_LITERALS = re.compile(r"\"(?=((?:[^\"\\\n]|\\.){1,2048})\")")
+MAX_LITERALS = 2048      # literals judged per piece of code (each may cost a stat)
 
 
 _ENV_READERS = ("environ", "process.env", "getenv", "ENV[", "Deno.env", "%ENV")
@@ -134,7 +140,7 @@ class Stdin:
                 if name == "echo":
                     return " ".join(x for x in lits[1:] if x is not None and x not in ("-n", "-e", "-E"))
                 if name == "printf" and len(lits) > 1 and lits[1] is not None:
-                    return lits[1].replace("\\n", "\n")
+                    return _printf_escapes(lits[1])
                 if name == "cat" and len(lits) == 1:
                     return Stdin(redirs, None).text()
         return None
@@ -156,6 +162,51 @@ class Stdin:
             if lit and not lit.startswith("-"):
                 out.append(lit)
         return out[:64]
+
+
+def _printf_escapes(fmt: str) -> str:
+    """printf's backslash escapes, the ones that shape lines (`printf 'all:\\n\\t@cat .env'`)."""
+    return fmt.replace("\\\\", "\0").replace("\\n", "\n").replace("\\t", "\t").replace(
+        "\\r", "\r").replace("\0", "\\")
+
+
+def stdin_code(scan: Walker, verb: str, stdin: Stdin, ctx: Ctx, rx: re.Pattern[str] | None = None) -> Finding | None:
+    """A program that runs the code it reads on stdin (`printf '...' | awk -f -`): the code
+    is judged when the command line holds it, and is unknown (a tree read) when a program
+    prints it."""
+    text = stdin.text()
+    if text:
+        return code_scan(scan, text, verb, ctx, rx or _LITERALS)
+    return scan.tree_root(None, verb, verb, ctx) if stdin.from_program() else None
+
+
+def stdin_names(scan: Walker, verb: str, stdin: Stdin, ctx: Ctx, rule: str = "secret-read") -> Finding | None:
+    """A program that reads the files named on its stdin (`echo .env | cpio -o`, `tar -T -`,
+    `zip -@`, `rsync --files-from=-`): each name in the command line's own text is judged; a
+    listing a program prints (`find . | cpio -o`) may name any file under where it looked."""
+    text = stdin.text()
+    if text is not None:
+        for line in text.replace("\0", "\n").splitlines()[:256]:
+            for w in (line.strip(),) + tuple(line.split()):
+                f = scan.read_path(w, verb, ctx, rule)
+                if f:
+                    return f
+        return None
+    if not stdin.from_program():
+        return None
+    words = [w for w in stdin.words() if not w.startswith("-")]
+    for w in words:
+        f = scan.read_path(w, verb, ctx, rule)      # `find .env | cpio -o`
+        if f:
+            return f
+    if rule != "secret-read" or scan.output_diverted():
+        return None     # an archive of a listing written to a file: a copy of a tree, as `tar cf x.tar .`
+    root = None
+    if stdin.prev is not None:
+        lits = [L.literal(w) for w in stdin.prev[0]]
+        if lits and lits[0] is not None and command_name(lits[0]) in ("find", "fd", "fdfind") and words:
+            root = scan.resolve(words[0], ctx)
+    return scan.tree_root(root if root and root.startswith("/") else ctx.cwd, verb, verb, ctx)
 
 
 def dump(scan: Walker, verb: str) -> Finding:
@@ -406,8 +457,12 @@ def code_scan(scan: Walker, code: str | None, verb: str, ctx: Ctx, rx: re.Patter
     if not code:
         return None
     code = code[:100000]
-    for m in rx.finditer(code):
+    for n, m in enumerate(rx.finditer(code)):
+        if n >= MAX_LITERALS:
+            break
         lit = next(g for g in m.groups() if g is not None).replace("\\/", "/")
+        if len(lit) > 4096 or not lit.strip():
+            continue
         for c in (lit.strip(),) + (tuple(lit.split()) if any(ch.isspace() for ch in lit) else ()):
             f = scan.read_path(c, verb, ctx)
             if f:

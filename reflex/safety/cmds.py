@@ -88,8 +88,9 @@ def run_simple(scan: Walker, words: list[Word], redirs: list[Token], ctx: Ctx, p
         f = generic(scan, "command", args, ctx)
     else:
         name = command_name(name_arg.static)
-        if scan.loaded and name in ("echo", "printf", "print") and _expands_secret_var(words[k + 1:]):
-            return dump(scan, name)
+        if scan.loaded and (name in ("echo", "printf", "print") or scan.xtrace) and \
+                _expands_secret_var(words[k + 1:]):
+            return dump(scan, name)     # (under `set -x` the shell prints every expanded command)
         f = handle(scan, name, args, ctx, stdin, 0)
     return f or _redirects(scan, redirs, ctx)
 
@@ -170,6 +171,7 @@ def h_cd(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops:
 
 def h_declare(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     lists = True        # no assignment, or a listing flag: prints variables (their values)
+    prints = False      # `declare -p NAME`, `export -p`: prints the named variables' values too
     for a in args:
         s = a.static
         if s is None:
@@ -178,21 +180,28 @@ def h_declare(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, 
         if s.startswith(("-", "+")):
             if name in ("declare", "typeset", "local", "readonly") and "p" not in s and "x" not in s:
                 lists = False
+            if s.startswith("-") and "p" in s:
+                prints = True
             continue
         lists = False
+        if name == "typeset" and "=" not in s:
+            prints = True   # zsh's `typeset NAME` prints NAME=value
         var, eq, val = s.partition("=")
         if eq and var.isidentifier():
             ctx.vars[var] = [(("lit", val),)]
             scan.env_option(var, val)
-    if lists and scan.loaded and name != "local":
+    if (lists or prints) and scan.loaded and name != "local":
         return dump(scan, name)
     return None
 
 
 def h_dumpers(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     statics = [a.static or "" for a in args]
-    if name == "set" and "-o" in statics:
-        h_shopt(scan, "setopt", args, ctx, stdin, hops)
+    if name == "set":
+        if "-o" in statics:
+            h_shopt(scan, "setopt", args, ctx, stdin, hops)
+        _set_flags(scan, statics)
+        _set_positionals(args, ctx)
     if not scan.loaded:
         return None
     if name == "printenv" or (name == "set" and not statics):
@@ -200,6 +209,38 @@ def h_dumpers(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, 
     if name == "compgen" and any(s in ("-v", "-e", "-A") for s in statics):
         return dump(scan, name)
     return None
+
+
+def _set_flags(scan: Walker, statics: Sequence[str]) -> None:
+    """`set -x` / `set -v` (and -o xtrace / verbose): bash then prints what it runs, so a
+    secret file sourced afterwards is printed line by line (secret-env-dump)."""
+    for s in statics:
+        if s == "--" or not s.startswith("-") or s.startswith("--"):
+            break
+        if "x" in s or "v" in s:
+            scan.shell_option("xtrace")
+
+
+def _set_positionals(args: list[Arg], ctx: Ctx) -> None:
+    """`set -- .env x` (or `set .env`): $1, $2 ..., "$@" and "$*" now hold these words, so
+    `cat "$1"` reads .env."""
+    i, n = 0, len(args)
+    while i < n:
+        s = args[i].static
+        if s == "--":
+            i += 1
+            break
+        if s is None or not s.startswith(("-", "+")) or s in ("-", "+"):
+            break
+        i += 2 if s in ("-o", "+o") else 1
+    else:
+        return              # `set -e`: options only, the positional parameters stay
+    words = args[i:]
+    for k in range(1, 10):
+        ctx.vars[str(k)] = words[k - 1].variants if k <= len(words) else [(("lit", ""),)]
+    every = [v for a in words for v in a.variants][:64] or [(("lit", ""),)]
+    ctx.vars["@"] = every
+    ctx.vars["*"] = every
 
 
 def h_shopt(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
@@ -250,7 +291,8 @@ HANDLERS: dict[str, Handler] = {
     "dd": F.h_dd, "find": X.h_find, "xargs": X.h_xargs,
     "curl": F.h_curl, "wget": F.h_wget, "ssh": X.h_ssh,
     "tar": F.h_tar, "gtar": F.h_tar, "bsdtar": F.h_tar, "zip": F.h_zip, "unzip": F.h_unzip,
-    "7z": F.h_7z, "7za": F.h_7z, "7zr": F.h_7z,
+    "7z": F.h_7z, "7za": F.h_7z, "7zr": F.h_7z, "cpio": F.h_cpio,
+    "make": X.h_make, "gmake": X.h_make,
     "git": R.h_git, "openssl": R.h_openssl,
     "cd": h_cd, "pushd": h_cd, "popd": h_cd,
     "export": h_declare, "declare": h_declare, "typeset": h_declare, "local": h_declare,

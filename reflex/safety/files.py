@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from reflex.safety.argv import chdir, opts
+from reflex.safety.argv import chdir, opts, stdin_names
 from reflex.safety.words import Arg
 
 # Annotation-only imports (see reflex.safety.model: this module is on the hot path).
@@ -100,6 +100,8 @@ def h_transfer(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin,
             operands.append(a)
         elif flag in ("--files-from", "--include-from", "--exclude-from"):
             f = scan.read(val, name, ctx) if val else None
+            if not f and flag == "--files-from" and val is not None and val.static in ("-", "/dev/stdin"):
+                f = stdin_names(scan, name, stdin, ctx, "secret-copy")
             if f:
                 return f
     if len(operands) < 2:
@@ -312,6 +314,8 @@ def h_tar(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
             cdir = chdir(scan, cdir, val)
         elif flag in ("-T", "--files-from"):
             f = scan.read(val, name, ctx, "secret-copy") if val else None
+            if not f and val is not None and val.static in ("-", "/dev/stdin"):
+                f = stdin_names(scan, name, stdin, cdir, "secret-copy")    # `echo .env | tar -cf - -T -`
             if f:
                 return f
     if mode == "c":
@@ -359,6 +363,10 @@ def h_zip(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
             continue
         if s is None or not s.startswith("-") or s == "-":
             operands.append(args[i])
+        elif s == "-@" or s == "--names-stdin":
+            f = stdin_names(scan, name, stdin, ctx, "secret-copy")     # `echo .env | zip x.zip -@`
+            if f:
+                return f
         i += 1
     if not operands:
         return None
@@ -367,6 +375,38 @@ def h_zip(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
         if f:
             return f
     return scan.write(operands[0], name, ctx) if operands[0].static != "-" else None
+
+
+def h_cpio(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
+    """cpio -o (create) and -p (pass-through) read the files named on stdin: `echo .env | cpio
+    -o` prints .env inside an archive; -i reads an archive (a copy of whatever it holds)."""
+    mode = None
+    out = None
+    operands = []
+    for flag, val, a in opts(args, "FOIHMRCDE", frozenset({"--file", "--format", "--owner", "--directory",
+                                                           "--pattern-file", "--message", "--block-size"})):
+        if flag in ("-o", "--create"):
+            mode = "o"
+        elif flag in ("-p", "--pass-through"):
+            mode = "p"
+        elif flag in ("-F", "-O", "--file") and val is not None:
+            out = val
+        elif flag in ("-E", "--pattern-file") and val is not None:
+            f = scan.read(val, name, ctx)
+            if f:
+                return f
+        elif flag is None:
+            operands.append(a)
+    if mode is None:
+        return None
+    f = stdin_names(scan, name, stdin, ctx, "secret-read" if mode == "o" and out is None else "secret-copy")
+    if f:
+        return f
+    for dest in ([out] if out is not None else []) + (operands[:1] if mode == "p" else []):
+        f = scan.write(dest, name, ctx)
+        if f:
+            return f
+    return None
 
 
 def h_unzip(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:

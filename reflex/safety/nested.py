@@ -10,6 +10,8 @@ xargs cat`, `find . -name .env -exec cat {} ;`), and `find -delete` is a delete.
 
 from __future__ import annotations
 
+import re
+
 from reflex.safety.argv import (
     LONG_ROLES,
     Stdin,
@@ -237,6 +239,8 @@ def h_shell(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, ho
             continue
         if s[0] == "-" and not s.startswith("--") and "c" in s[1:]:
             has_c = True
+        if s[0] == "-" and not s.startswith("--") and ("x" in s[1:] or "v" in s[1:]):
+            scan.shell_option("xtrace")     # `bash -x -c '. ./.env'`
         i += 1
     if has_c:
         if i >= n:
@@ -287,6 +291,8 @@ def h_eval(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hop
 def h_source(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
     if args:
         scan.load(args[0], ctx)
+        if scan.loaded and scan.xtrace:
+            return dump(scan, name)     # `set -x; . ./.env`: xtrace prints every assignment
     return None
 
 
@@ -442,6 +448,50 @@ def h_ctx(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
         return scan.command(text, ctx.copy())
     finally:
         scan.redacting -= 1
+
+
+def h_make(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
+    """make runs the recipes of its makefiles. One it reads from stdin (`printf 'all:\\n\\t@cat
+    .env' | make -f -`) is judged as the shell commands it holds; one a program prints is
+    unknown code (a tree read). Makefiles on disk are not read, as scripts are not."""
+    cwd = ctx
+    for flag, val, a in opts(args, "fCIWo", frozenset({"--file", "--makefile", "--directory", "--include-dir",
+                                                      "--what-if", "--new-file", "--old-file",
+                                                      "--assume-new", "--assume-old"})):
+        if flag in ("-C", "--directory") and val is not None:
+            cwd = chdir(scan, cwd, val)
+        elif flag in ("-f", "--file", "--makefile") and val is not None:
+            if val.static in ("-", "/dev/stdin"):
+                text = stdin.text()
+                f = _makefile(scan, text, name, cwd.copy()) if text is not None else \
+                    (unknown_code(scan, name, ctx) if stdin.from_program() else None)
+            else:
+                f = scan.read(val, name, cwd, split=False)     # `make -f .env`
+            if f:
+                return f
+    return None
+
+
+_MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+_MAKE_FILE = re.compile(r"\$[({]file\s*<\s*([^)}\s]+)\s*[)}]")
+
+
+def _makefile(scan: Walker, text: str, verb: str, ctx: Ctx) -> Finding | None:
+    for line in text.splitlines()[:512]:
+        if line[:1] in ("\t", " "):
+            cmds = [line.lstrip(" \t").lstrip("@+- \t")]     # a recipe line: a shell command
+        else:
+            cmds = _MAKE_SHELL.findall(line)
+            for target in _MAKE_FILE.findall(line):
+                f = scan.read_path(target, verb, ctx)
+                if f:
+                    return f
+        for cmd in cmds:
+            cmd = cmd.replace("$$", "$")
+            f = scan.command(cmd, ctx.copy()) if cmd.strip() else None
+            if f:
+                return f
+    return None
 
 
 def h_virtualenv(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:

@@ -12,7 +12,10 @@ Secret kinds, used to pick the remediation text:
             ~/.ssh except *.pub / known_hosts / config / authorized_keys, ~/.gnupg,
             ~/.password-store, ~/.local/share/keyrings
     cred    tool credentials: .netrc, _netrc, .git-credentials, .pgpass, .pypirc, .htpasswd,
-            .vault-token, *credentials*.json, service-account*.json, ~/.npmrc (home only),
+            .vault-token, .npmrc, *credentials*.json, service-account*.json, kubeconfig files
+            (kubeconfig, kubeconfig.yaml, prod.kubeconfig, kubeconfig-dev) and, in any
+            directory, .docker/config.json, .kube/config, .aws/credentials, .config/gh/hosts.yml
+            (LOCATED_SECRETS: a project can carry its own, pointed to by DOCKER_CONFIG etc.),
             ~/.aws/credentials (+ sso/cli caches), ~/.docker/config.json, ~/.kube/config,
             ~/.config/gh/hosts.yml, ~/.config/gcloud, ~/.azure, ~/.cargo/credentials[.toml],
             ~/.gem/credentials, /etc/shadow, /etc/gshadow, /proc/*/environ
@@ -38,7 +41,7 @@ import re
 # Annotation-only imports (see reflex.safety.model: this module is on the hot path).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from reflex.safety.model import Piece
 
@@ -46,8 +49,20 @@ _ENV_SAFE = frozenset({"example", "sample", "template", "dist", "schema", "defau
 _KEY_EXT = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx")
 _SSH_KEY = re.compile(r"id_(rsa|dsa|ecdsa|ed25519)(_sk)?([._\-].*)?\Z")
 _HOST_KEY = re.compile(r"ssh_host_[a-z0-9]+_key\Z")
+# .npmrc is secret anywhere: a project's own often holds an `_authToken` (`npm config list`
+# shows the settings with the tokens hidden, which is what an agent needs).
 _CRED_NAMES = frozenset({".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".htpasswd",
-                         ".vault-token"})
+                         ".vault-token", ".npmrc"})
+# kubeconfig files under any name kubectl users give them (`--kubeconfig prod.kubeconfig`,
+# KUBECONFIG=kubeconfig-dev.yaml); not source files about them (kubeconfig.go, kubeconfig_test.py).
+_KUBECONFIG = re.compile(r"(?:[\w.\-]*[._\-])?kubeconfig(?:[._\-][\w\-]+)*?(?:\.(?:ya?ml|json|conf|cfg|txt))?\Z")
+_KUBECONFIG_SAFE = frozenset({"go", "py", "js", "ts", "rs", "java", "rb", "md", "sh", "c", "h", "cc", "cpp",
+                              "kt", "scala", "cs", "php", "swift", "tf", "rst", "html", "example", "sample",
+                              "template", "tmpl", "tpl", "dist"})
+# Credentials known by their directory as well as their name, wherever that directory is:
+# DOCKER_CONFIG=./.docker, KUBECONFIG=./.kube/config, AWS_SHARED_CREDENTIALS_FILE and a
+# checked-in (or generated) copy of a home directory all put them inside projects.
+LOCATED_SECRETS = (".docker/config.json", ".kube/config", ".aws/credentials", ".config/gh/hosts.yml")
 _CRED_JSON = re.compile(r".*(credentials|service[-_]?account|serviceaccountkey).*\.json\Z")
 _SECRETS_FILE = re.compile(r"secrets?(\.[\w\-]+)?\.(ya?ml|json|toml|ini|env|txt)\Z")
 _SSH_PUBLIC = frozenset({"known_hosts", "known_hosts.old", "config", "authorized_keys",
@@ -93,7 +108,8 @@ SECRET_BASENAMES = (".env", ".env.local", ".env.production", ".envrc", "prod.env
                     "id_ed25519", "id_ecdsa", "id_dsa", "server.pem", "server.key", "cert.p12",
                     "cert.pfx", "release.jks", "app.keystore", ".netrc", ".pypirc",
                     ".git-credentials", ".pgpass", "credentials.json", "secrets.yaml",
-                    "secrets.yml", "secrets.json", "secrets.toml", "terraform.tfstate")
+                    "secrets.yml", "secrets.json", "secrets.toml", "terraform.tfstate", ".npmrc",
+                    "kubeconfig", "kubeconfig.yaml")
 NEUTRAL_BASENAMES = ("README.md", "main.py", "index.js", "Makefile", "notes.txt", "setup.cfg",
                      "a", "x.c", "Cargo.toml", "package.json", "config.yaml", "app.log")
 
@@ -145,7 +161,24 @@ def _undecorated(low: str) -> list[str]:
 # Every secret name (decorated or not) contains one of these: one C-speed search rules out
 # the ordinary names (main.py, README.md) that are nearly all of what is asked.
 _MAYBE_SECRET = re.compile(r"env|id_|key|pem|p12|pfx|jks|store|ppk|kdbx|netrc|cred|pgpass|pypirc|htpasswd"
-                           r"|vault|secret|tfstate|account")
+                           r"|vault|secret|tfstate|account|npmrc|kubeconfig")
+
+
+def located_kind(path: str) -> str | None:
+    """Kind of a path that is secret by where it is as well as its name (LOCATED_SECRETS),
+    in any directory (`proj/.docker/config.json`), editor copies included."""
+    tail = path.rsplit("/", 2)
+    if len(tail) < 2:
+        return None
+    parent, base = tail[-2], tail[-1].lower()
+    if parent not in (".docker", ".kube", ".aws", "gh") or not base.startswith(("config", "credentials", "hosts")):
+        return None
+    names = [base] + (_undecorated(base) if _maybe_decorated(base) else [])
+    for loc in LOCATED_SECRETS:
+        d, name = loc.rsplit("/", 1)
+        if name in names and (path.endswith("/" + d + "/" + tail[-1]) or path == d + "/" + tail[-1]):
+            return "cred"
+    return None
 
 
 def basename_kind(name: str) -> str | None:
@@ -179,6 +212,9 @@ def _plain_kind(low: str) -> str | None:
         return "key"
     if low in _CRED_NAMES or _CRED_JSON.match(low):
         return "cred"
+    if "kubeconfig" in low and _KUBECONFIG.match(low) and not _KUBECONFIG_SAFE.intersection(
+            low.replace("-", ".").replace("_", ".").split(".")):
+        return "cred"
     if _SECRETS_FILE.match(low) and not _ENV_SAFE.intersection(low.split(".")):
         return "secrets"
     if low.endswith(".tfstate") or low.endswith(".tfstate.backup"):
@@ -191,7 +227,7 @@ def secret_kind(path: str | None, home: str | None, ctx_home: str | None = None)
     if not path:
         return None
     base = path.rsplit("/", 1)[-1]
-    kind = basename_kind(base) if base else None
+    kind = (basename_kind(base) or located_kind(path)) if base else None
     if kind:
         return kind
     if not path.startswith("/"):
@@ -244,6 +280,15 @@ def _ctx_kind(path: str, ctx_home: str) -> str | None:
         return "cred"
     top = rel.split("/", 1)[0]
     return "store" if top in _CTX_STORE else None
+
+
+def is_token_file(path: str, token_files: Sequence[str]) -> bool:
+    """A settings file `ctx install --transport http` wrote the token into, or a copy the
+    installer made of one (`settings.json.ctx-backup-<time>`, its `.ctx-tmp-<pid>`)."""
+    for t in token_files:
+        if path == t or (path.startswith(t + ".ctx-") and path[len(t) + 5:].startswith(("backup-", "tmp-"))):
+            return True
+    return False
 
 
 def is_under(path: str, directory: str) -> bool:
@@ -355,7 +400,7 @@ def pattern_reps(home: str | None, cwd: str | None, dirs: bool = False) -> tuple
     secret += list(SYSTEM_SECRETS[:2])
     if cwd:
         c = cwd.rstrip("/")
-        secret += [c + "/" + b for b in SECRET_BASENAMES]
+        secret += [c + "/" + b for b in SECRET_BASENAMES + LOCATED_SECRETS]
         neutral += [c + "/" + b for b in NEUTRAL_BASENAMES] + [c + "/src/main.py"]
     # A neutral path inside a secret directory (cwd = ~/.ssh) is not neutral.
     return tuple(secret), tuple(p for p in neutral if not secret_kind(p, home))

@@ -11,7 +11,7 @@ reflex or policy state, with the daemon up or down, and no rule ever stands down
 Three outcomes: a Denial; None (the call runs as is); or a Redact, for a recursive read
 (`grep -r`, `rg`, `git grep`, `find -exec cat`, `xargs` over a listing, a Grep tool call
 on a directory): a search of the project is a normal thing to do, so instead of denying
-it the call runs in a form that keeps secret values out (`ctx run --raw -- CMD`, which
+it the call runs in a form that keeps secret values out (`ctx run [--raw] -- CMD`, which
 replaces them in the output; a Grep given globs that exclude secret-named files). Which
 outcome each class of read gets, and why, is docs/safety.md.
 
@@ -62,9 +62,9 @@ Decisions (each a deliberate trade-off between a leak and a false denial):
   is `secret-env-dump`.
 * Programs that read files named inside their command text are readers like any other:
   `sqlite3 db "select readfile('.env')"`, `.read .env`, `date -f .env`, `git config -f`.
-* `ls -la ~/.ssh` (names, not content) is allowed; `.npmrc` is secret in the home
-  directory only (project .npmrc files are usually registry config), `.pypirc`, `.netrc`,
-  `.git-credentials`, `.pgpass` anywhere; `secrets.{yaml,yml,json,toml,ini,env,txt}` and
+* `ls -la ~/.ssh` (names, not content) is allowed; `.npmrc`, kubeconfig files, `.pypirc`,
+  `.netrc`, `.git-credentials`, `.pgpass` are secret anywhere (a project's .npmrc often holds
+  an `_authToken`), and so are `.docker/config.json`, `.kube/config` in any directory; `secrets.{yaml,yml,json,toml,ini,env,txt}` and
   `*.tfstate` anywhere; `*.pem` even though some are public certificates.
 * chmod/chown/chgrp/chattr outside the root are writes (`write-outside-root`), with or
   without -R. A command line too large (over MAX_COMMAND_CHARS) or too nested to analyse
@@ -82,7 +82,7 @@ import os
 import re
 
 from reflex.safety.lex import Overflow
-from reflex.safety.paths import basename_kind, is_outside, normalize, secret_kind
+from reflex.safety.paths import basename_kind, is_outside, is_token_file, normalize, secret_kind
 from reflex.safety.model import Ctx
 from reflex.safety.shell import Scan
 
@@ -237,7 +237,8 @@ class Denial(_Frozen):
 class Redact(_Frozen):
     """Not a denial: the call may run, but only in a form that keeps secret values out.
 
-    For a Bash command that reads files recursively: run it through `ctx run --raw`, which
+    For a Bash command that reads files recursively: run it through `ctx run` (`--raw`, the whole
+    output, unless it is one plain search, which is digested: shim.fallback.is_plain_search), which
     replaces the values of the secret files under `roots` (and the home and ctx secrets)
     in its output; `read_only`: every command in it only reads. For a Grep tool call on a
     directory: `tool_input` is the call with secret files excluded by glob.
@@ -377,7 +378,7 @@ def _split_producer(text: str, cwd: object, policy: SafetyPolicy, finding: Findi
 
 def _redact_reason(text: str, roots: Iterable[str | None]) -> str:
     where = ", ".join(_show(r, 80) for r in roots if r) or "the current directory"
-    return ("ctx safety: `%s` reads files recursively (under %s), so it runs through `ctx run --raw`, "
+    return ("ctx safety: `%s` reads files recursively (under %s), so it runs through `ctx run`, "
             "which replaces the values of any secret files there (.env, keys, credentials) with "
             "[REDACTED:<file>] before the output is shown or stored." % (_show(text, 120), where))
 
@@ -413,11 +414,11 @@ def _mention_scan(text: str, policy: SafetyPolicy) -> Denial | None:
 
 _READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 _WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-CHECKED_TOOLS = _READ_TOOLS | _WRITE_TOOLS | {"Bash"}
+CHECKED_TOOLS = _READ_TOOLS | _WRITE_TOOLS | {"Bash", "ReadMany"}
 # The tool_input fields a check reads: a payload cut before one of them cannot be checked.
 DECISIVE_FIELDS = {"Bash": ("command",), "Read": ("file_path",), "Edit": ("file_path",),
                    "MultiEdit": ("file_path",), "Write": ("file_path",), "NotebookEdit": ("notebook_path",),
-                   "Glob": ("path",), "Grep": ("path", "glob")}
+                   "Glob": ("path",), "Grep": ("path", "glob"), "ReadMany": ("paths",)}
 
 
 def unverifiable(tool_name: str | None, problem: str) -> Denial:
@@ -435,6 +436,8 @@ def _check_tool(tool_name: object, tool_input: object, cwd: object, policy: Safe
     if tool_name == "Bash":
         cmd = tool_input.get("command")
         return assess_command(cmd, cwd, policy) if isinstance(cmd, (str, bytes)) else None
+    if tool_name == "ReadMany":
+        return _read_many(tool_input, cwd, policy)
     if tool_name not in _READ_TOOLS and tool_name not in _WRITE_TOOLS:
         return None
     raw = tool_input.get("notebook_path") if tool_name == "NotebookEdit" else None
@@ -474,9 +477,94 @@ def _check_tool(tool_name: object, tool_input: object, cwd: object, policy: Safe
     return None
 
 
+_GLOB_CHARS = frozenset("*?[{")
+MAX_READ_MANY_ENTRIES = 20000     # entries a directory given to read_many_files is searched for secrets
+
+
+def _read_many(tool_input: dict[str, Any], cwd: object, policy: SafetyPolicy) -> Denial | None:
+    """Gemini's read_many_files: every file its `paths` and `include` name, match (globs with
+    dotfiles and `**`) or hold (a directory, read whole) is read into the context. The tool
+    cannot be redirected through redaction, so a call that would read a secret is denied:
+    a path or match named like one, or a directory (or `**` glob) with one inside."""
+    cwd_n = _norm_dir(cwd)
+    entries = [p for key in ("paths", "include") for p in (tool_input.get(key) or ())
+               if isinstance(p, str) and p][:256]
+    scan = _scan(policy)
+    verb = "read_many_files"
+    for raw in entries:
+        text = policy.home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
+        if _GLOB_CHARS.intersection(text):
+            # Judged as the shell would expand it with dotfiles and `**` on.
+            word = "".join(c if c in _GLOB_CHARS or c in "]}," else "\\" + c for c in text)
+            v = assess_command("shopt -s dotglob globstar; cat -- " + word, cwd, policy)
+            if isinstance(v, Denial):
+                return v.replace(reason=v.reason.replace("`cat`", "`%s`" % verb).replace("`glob group`", "`%s`" % verb))
+            if "**" not in text:
+                continue
+            # `src/**/*.json`: every matching file below src, searched on disk.
+            base, _, tail = text.partition("**")
+            text, name_glob = base.rstrip("/") or ".", tail.rsplit("/", 1)[-1] or "*"
+        else:
+            name_glob = "*"
+        path = normalize(text if text.startswith("/") else (cwd_n or "") + "/" + text) if (
+            text.startswith("/") or cwd_n) else None
+        if not path:
+            continue
+        real = scan.real(path, Ctx(cwd_n, {}))
+        for target in ((path, real) if real != path else (path,)):
+            denial = _tool_target("Read", target, raw, verb, policy, _allow_fn(policy))
+            if denial:
+                return denial
+        if scan.disk.isdir(real):
+            found = _secret_inside(real, policy, name_glob)
+            if found:
+                kind = secret_kind(found, policy.home, policy.ctx_home) or (
+                    "token" if is_token_file(found, policy.token_files) else "secrets")
+                d = _render_parts("secret-read", found, raw, verb, kind, policy)
+                return d.replace(reason=d.reason.replace(_TAIL, (
+                    "read_many_files reads every file under %s: list it (`ls`, glob) and pass the files "
+                    "you need by name. " % _show(raw, 80)) + _TAIL))
+    return None
+
+
+def _secret_inside(top: str, policy: SafetyPolicy, name_glob: str = "*") -> str | None:
+    """The first file named like a secret (and matching `name_glob`) under directory `top`
+    (symlinks not followed), or None; a directory too large to search counts as holding one
+    (it cannot be shown not to)."""
+    from fnmatch import fnmatchcase
+
+    from reflex.safety.paths import located_kind
+    seen = 0
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > MAX_READ_MANY_ENTRIES:
+                return top
+            path = d.rstrip("/") + "/" + e.name
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if e.name not in (".git", "node_modules"):
+                    stack.append(path)
+            elif (basename_kind(e.name) or located_kind(path) or is_token_file(path, policy.token_files)) and (
+                    name_glob == "*" or fnmatchcase(e.name, name_glob)):
+                return path
+    return None
+
+
 def _tool_target(tool_name: str, path: str, raw: str, verb: str, policy: SafetyPolicy,
                  allowed: Allowed) -> Denial | None:
-    kind = secret_kind(path, policy.home, policy.ctx_home) or ("token" if path in policy.token_files else None)
+    kind = secret_kind(path, policy.home, policy.ctx_home) or (
+        "token" if is_token_file(path, policy.token_files) else None)
     if kind == "dir" and (tool_name != "Grep" or path == policy.home or
                           (policy.home and policy.home.startswith(path.rstrip("/") + "/")) or path == "/"):
         kind = None   # listing, or a Grep over home or above (it excludes the secret dirs by glob)
@@ -499,18 +587,29 @@ def _tool_target(tool_name: str, path: str, raw: str, verb: str, policy: SafetyP
 # Grep over a directory prints .env lines; symlinks are not followed, so names suffice.
 # Templates (.env.example) are excluded with the rest: a glob cannot say "except"; Read them
 # by path.
+#
+# No glob here is anchored (`/x`): ripgrep anchors a glob to its own working directory, and
+# where Claude Code starts it varies (2.1.332, its `spawnCwd`): on Linux inside the opened
+# search directory (searching `.`, recorded in tests/adversarial/test_grep_home_real_cli.py);
+# where that spawn is unavailable (Windows, other runtimes) in the session's directory when
+# the path lies under it, else in the search directory. A glob anchored to the Grep's `path`
+# then misses `~/.kube/config` for a session whose directory holds HOME. `**/.kube/config`
+# matches wherever ripgrep runs and whatever the path (`.kube/config` is secret anywhere).
 _SECRET_NAME_GLOBS = (
     ".env", ".env.*", "*.env", ".envrc", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
     "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.kdbx", "ssh_host_*_key",
-    ".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".htpasswd", ".vault-token",
+    ".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".htpasswd", ".vault-token", ".npmrc",
+    "kubeconfig", "*.kubeconfig", "kubeconfig.{yaml,yml,json}", "*kubeconfig*.{yaml,yml}",
     "*credentials*.json", "*service?account*.json", "*serviceaccount*.json",
     "secret.{yaml,yml,json,toml,ini,env,txt}", "secrets.{yaml,yml,json,toml,ini,env,txt}",
     "secret.*.{yaml,yml,json,toml,ini,env,txt}", "secrets.*.{yaml,yml,json,toml,ini,env,txt}",
     "*.tfstate", "*.tfstate.*",
 )
 _SECRET_DIRS = (".ssh", ".gnupg", ".password-store", ".aws", ".azure")
-_HOME_SECRET_GLOBS = (".npmrc", ".docker/config.json", ".kube/config", ".config/gh", ".config/gcloud",
-                      ".local/share/keyrings", ".cargo/credentials*", ".gem/credentials")
+# Secret by their directory as well as their name (reflex.safety.paths.LOCATED_SECRETS and the
+# home secret directories): excluded in any directory.
+_LOCATED_GLOBS = ("**/.docker/config.json", "**/.kube/config", "**/.config/gh", "**/.config/gcloud",
+                  "**/.local/share/keyrings", "**/.cargo/credentials*", "**/.gem/credentials")
 _BACKUPS = "{bak,backup,bk,old,orig,save,sav,tmp,temp,copy,prev,rej,swp,swo,1,2,3}"
 
 
@@ -530,23 +629,48 @@ def _secret_globs() -> tuple[str, ...]:
             if not form.startswith(".."):
                 out.append("!" + _ci(form) if "{" not in form else "!" + form)
     out += ["!" + d for d in _SECRET_DIRS]
+    out += ["!" + g for g in _LOCATED_GLOBS]
     return tuple(dict.fromkeys(out))
 
 
 _GREP_EXCLUDES: str | None = None
 
 
+def _inside_located(root: str) -> str:
+    """Globs for a search that starts inside a located secret's directory (`path: .docker`):
+    ripgrep then sees `./config.json`, which `**/.docker/config.json` does not match."""
+    out = []
+    for g in _LOCATED_GLOBS:
+        parts = g[3:].split("/")
+        for k in range(1, len(parts)):
+            if root.endswith("/" + "/".join(parts[:k])):
+                rest = "/".join(parts[k:])
+                out.append("!" + rest if "/" not in rest else "!**/" + rest)
+    return "".join(" " + g for g in out)
+
+
+def _glob_literal(text: str) -> str:
+    """`text` as a glob matching itself: Claude Code splits the glob field on whitespace and
+    commas, so those become `?`; glob syntax is bracketed."""
+    return "".join("?" if c.isspace() or c == "," else "[%s]" % c if c in "*?[]{}\\" else c for c in text)
+
+
 def _grep_without_secrets(tool_input: dict[str, Any], root: str, policy: SafetyPolicy) -> Redact:
     global _GREP_EXCLUDES
     if _GREP_EXCLUDES is None:
         _GREP_EXCLUDES = " ".join(_secret_globs())
-    extra = _GREP_EXCLUDES
-    for base, names in ((policy.home, _HOME_SECRET_GLOBS),
-                        (policy.ctx_home, ("http-token*", "blobs", "captures", "spool"))):
-        if base and (base == root or base.startswith(root.rstrip("/") + "/")):
-            # Anchored to the search root: a project's own .npmrc or blobs/ stays searchable.
-            pre = "/" + base[len(root.rstrip("/")) + 1:]
-            extra += " " + " ".join("!%s/%s" % (pre.rstrip("/"), x) for x in names)
+    extra = _GREP_EXCLUDES + _inside_located(root)
+    base = policy.ctx_home
+    if base and base.startswith(root.rstrip("/") + "/"):
+        # ctx's store, by its path below the search root and unanchored (see _SECRET_NAME_GLOBS):
+        # a project's own blobs/ stays searchable unless it sits under the same relative path.
+        rel = _glob_literal(base[len(root.rstrip("/")) + 1:])
+        extra += " " + " ".join("!**/%s/%s" % (rel, x) for x in ("http-token*", "blobs", "captures", "spool"))
+    for t in policy.token_files:
+        if t.startswith(root.rstrip("/") + "/"):
+            # The settings files holding ctx's token, and the installer's backups of them.
+            rel = _glob_literal(t[len(root.rstrip("/")) + 1:])
+            extra += " !**/%s !**/%s.ctx-*" % (rel, rel)
     glob = tool_input.get("glob")
     updated = dict(tool_input)
     updated["glob"] = (glob.strip() + " " + extra) if isinstance(glob, str) and glob.strip() else extra
@@ -639,7 +763,8 @@ _FIX = {
             "ask the user."),
     "cred": ("Use the tool that owns these credentials instead of reading the file (for example "
              "`aws sts get-caller-identity`, `gh auth status`, `docker login`, `kubectl config "
-             "current-context`), or ask the user."),
+             "view` or `current-context` (they hide the keys), `npm config list` (it hides tokens); "
+             "pass the file by path, as in `kubectl --kubeconfig FILE`), or ask the user."),
     "secrets": ("Use the key names from a template or from the code that reads the file instead "
                 "of the values, or ask the user for the value you need."),
     "dir": ("List it with `ls` if you need file names, read specific non-secret files by path "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from reflex.safety.argv import _DQ_LITERALS, chdir, code_scan, glob_filter, opts
+from reflex.safety.argv import _DQ_LITERALS, chdir, code_scan, glob_filter, opts, stdin_code
 from reflex.safety.words import Arg
 
 # Annotation-only imports (see reflex.safety.model: this module is on the hot path).
@@ -119,6 +119,12 @@ def h_sed(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
         elif flag in ("-f", "--file"):
             scripts.append(None)
             f = scan.read(val, name, ctx) if val else None
+            if not f and val is not None and val.static in ("-", "/dev/stdin"):
+                text = stdin.text()         # `printf 'r .env' | sed -f - x`
+                if text is not None:
+                    scripts[-1] = Arg.of(text)
+                elif stdin.from_program():
+                    f = scan.tree_root(None, name, name, ctx)
             if f:
                 return f
         elif flag in ("-i", "--in-place"):
@@ -146,7 +152,7 @@ def h_sed(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
 
 
 def h_awk(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops: int) -> Finding | None:
-    progs, operands = [], []
+    progs, operands, assigns, prog_files = [], [], [], []
     prog_file = False
     for flag, val, a in opts(args, "fvFeilE", frozenset({"--file", "--assign", "--field-separator",
                                                          "--source", "--include", "--load", "--exec"})):
@@ -154,12 +160,15 @@ def h_awk(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
             operands.append(a)
         elif flag in ("-f", "-E", "--file", "--exec"):
             prog_file = True
+            prog_files.append(val.static if val else None)
             f = scan.read(val, name, ctx) if val else None
             if f:
                 return f
         elif flag in ("-e", "--source"):
             if val is not None:
                 progs.append(val.static)
+        elif flag in ("-v", "--assign") and val is not None:
+            assigns.append(val)
     if not progs and not prog_file and operands:
         progs.append(operands[0].static)
         operands = operands[1:]
@@ -167,10 +176,36 @@ def h_awk(scan: Walker, name: str, args: list[Arg], ctx: Ctx, stdin: Stdin, hops
         f = code_scan(scan, p, name, ctx, _DQ_LITERALS)
         if f:
             return f
+    if prog_file and any(p in ("-", "/dev/stdin") for p in prog_files):
+        f = stdin_code(scan, name, stdin, ctx, _DQ_LITERALS)   # `printf 'BEGIN{...}' | awk -f -`
+        if f:
+            return f
     for a in operands:
         if a.static is not None and "=" in a.static and a.static.split("=", 1)[0].isidentifier():
+            assigns.append(a)
             continue
         f = scan.read(a, name, ctx, split=False)
+        if f:
+            return f
+    for a in assigns:
+        # `awk -v f=.env 'BEGIN { while ((getline l < f) > 0) print l }'`, `awk '...' f=.env`:
+        # a variable's value may be the name the program opens (getline < f, ARGV).
+        f = _assigned_path(scan, a, name, ctx)
+        if f:
+            return f
+    return None
+
+
+def _assigned_path(scan: Walker, a: Arg, verb: str, ctx: Ctx) -> Finding | None:
+    for v in a.variants:
+        pieces = list(v)
+        if not pieces or pieces[0][0] != "lit" or "=" not in pieces[0][1]:
+            continue
+        var, _, head = pieces[0][1].partition("=")
+        if not var.isidentifier():
+            continue
+        f = scan.read(Arg([((("lit", head),) if head else ()) + tuple(pieces[1:])], dyn=a.dyn), verb, ctx,
+                      split=False)
         if f:
             return f
     return None

@@ -65,6 +65,10 @@ _NEVER_SECRET = frozenset(b"""true false null none yes no on off localhost devel
 staging testing debug info warning error enabled disabled 127.0.0.1 0.0.0.0 utf-8 default""".split())
 
 _ASSIGN = re.compile(rb"^(?:export\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*[=:]\s*(.*)$")
+# .npmrc scopes a setting to a registry: `//registry.npmjs.org/:_authToken=VALUE` (not a comment).
+# `"key": "value"` anywhere in a line: a compact JSON file (`{"auths": {"x": {"auth": "..."}}}`).
+_JSON_PAIR = re.compile(rb'"[^"\\\n]{1,256}"\s*:\s*"((?:[^"\\\n]|\\.){1,4096})"')
+_NPMRC_SCOPED = re.compile(rb"^//\S*?:[\w.\-]+\s*=\s*(.*)$")
 _URL_PASSWORD = re.compile(rb"://[^/\s:@]+:([^/\s@]+)@")
 _KEYWORD_TOKEN = re.compile(rb"(?i)\b(?:password|passwd|secret|token|login)\s+(\S+)")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -116,6 +120,12 @@ def values_of(data: bytes, kind: str) -> list[bytes]:
     out = []
     for raw in data.splitlines():
         line = raw.strip()
+        scoped = _NPMRC_SCOPED.match(line) if line.startswith(b"//") else None
+        if scoped:
+            v = _unquote(scoped.group(1))
+            if _worth_hiding(v):
+                out.append(v)
+            continue
         if not line or line.startswith((b"#", b"//", b";")) or line.startswith(b"-----"):
             continue
         if line in (b"{", b"}", b"[", b"]", b"},", b"],"):
@@ -127,6 +137,8 @@ def values_of(data: bytes, kind: str) -> list[bytes]:
         else:
             found.append(_unquote(line))
         found += _URL_PASSWORD.findall(line) + [_unquote(t) for t in _KEYWORD_TOKEN.findall(line)]
+        if line.count(b'"') > 4:
+            found += _JSON_PAIR.findall(line)
         for v in found:
             for part in v.split(b"\\n"):
                 part = part.strip()
@@ -229,13 +241,14 @@ def _broad(d: str | None, home: str) -> bool:
 
 def _walk(census: Census, top: str, home: str, ctx_home: str | None, deadline: float, limit: int = MAX_ENTRIES,
           label_base: str | None = None, depth: int | None = None, cache: DirCache | None = None) -> None:
-    from reflex.safety.paths import basename_kind, secret_kind
+    from reflex.safety.paths import basename_kind, located_kind, secret_kind
 
     def kind_of(path: str, name: str) -> str | None:
-        # Only a name can make a file secret outside home's dot-entries and CTX_HOME.
+        # Outside home's dot-entries and CTX_HOME only a name (or a name in its directory:
+        # .docker/config.json) makes a file secret.
         if path.startswith(home + "/.") or (ctx_home and path.startswith(ctx_home + "/")):
             return secret_kind(path, home, ctx_home)
-        return basename_kind(name)
+        return basename_kind(name) or located_kind(path)
     stack = [top]
     linked: list[tuple[str, str]] = []  # (path, real path) of directories reached through a symlink: walked
     try:                # last, so a file reachable directly is labelled by its own path
@@ -336,7 +349,7 @@ class DirCache:
     own verified directory and is opened without following links; an unreadable or foreign one
     is ignored (and replaced)."""
 
-    VERSION = 1
+    VERSION = 2         # 2: .npmrc, kubeconfig and .docker/config.json anywhere are secret
     RACY_NS = 2_000_000_000
 
     def __init__(self, directory: str | None, key: str) -> None:

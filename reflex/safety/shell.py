@@ -40,6 +40,7 @@ from reflex.safety.paths import (
     glob_regex,
     is_device_sink,
     is_outside,
+    is_token_file,
     normalize,
     pattern_is_secret,
     secret_kind,
@@ -97,6 +98,7 @@ class Scan:
         self.nest = 0
         self.disk = Disk()
         self.dotglob = False    # `shopt -s dotglob`, GLOBIGNORE, zsh globdots: `*` matches .env
+        self.xtrace = False     # `set -x` / `set -v` / `bash -x`: the shell prints what it runs and sources
         self.trees: list[str | None] = []   # roots of recursive reads whose output reaches stdout as lines
         self.redacting = 0      # > 0 inside `ctx run`, which redacts secret values itself
         self.stdout_moved = False  # `exec >file`: everything after writes elsewhere
@@ -375,8 +377,11 @@ class Scan:
 
     def shell_option(self, name: str) -> None:
         """An option switched on by `shopt -s`, `set -o`, `setopt`, `bash -O`, `zsh -o`."""
-        if name.lower().replace("_", "").replace("-", "") in ("dotglob", "globdots"):
+        opt = name.lower().replace("_", "").replace("-", "")
+        if opt in ("dotglob", "globdots"):
             self.dotglob = True
+        elif opt in ("xtrace", "verbose"):
+            self.xtrace = True
 
     # -- checks -------------------------------------------------------------------------
 
@@ -441,7 +446,7 @@ class Scan:
 
     def kind(self, path: str) -> str | None:
         kind = secret_kind(path, self.home, self.ctx_home)
-        if kind is None and self.token_files and path in self.token_files:
+        if kind is None and self.token_files and is_token_file(path, self.token_files):
             return "token"
         return kind
 

@@ -152,6 +152,23 @@ class FileRing:
             self.write(memoryview(self._buf)[:got])
         return got
 
+    def recent(self, n):
+        """The last (at most) `n` bytes written so far, in order, while the run goes on: what a
+        progress note quotes. Empty if the capture failed."""
+        if self.error is not None or self.total == 0:
+            return b""
+        cap = self.head + self.tail
+        if self.total <= cap:
+            start = max(0, self.total - n)
+            return os.pread(self.fd, self.total - start, start)
+        end = self.head + (self.total - self.head) % self.tail  # where the next byte goes
+        n = min(n, self.tail)
+        newer = end - self.head
+        if newer >= n:
+            return os.pread(self.fd, n, end - n)
+        older = n - newer
+        return os.pread(self.fd, older, cap - older) + os.pread(self.fd, newer, self.head)
+
     def _fail(self, e):
         # Out of space (or quota) mid-run: keep what is intact, declare the rest elided.
         self.error = "%s: %s" % (type(e).__name__, e.strerror or e)

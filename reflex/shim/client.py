@@ -51,13 +51,10 @@ def connect(sock, paths):
 
 
 def _peer_uid(sock):
-    # struct ucred {pid_t pid; uid_t uid; gid_t gid;}: the credentials the server
-    # had when it called listen(), which no other user can forge.
-    opt = getattr(_socket, "SO_PEERCRED", None)
-    if opt is None:
-        return None
-    creds = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)
-    return int.from_bytes(creds[4:8], sys.byteorder)
+    # The credentials the server had when it called listen(), which no other user can forge
+    # (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS: reflex.platform).
+    from reflex import platform
+    return platform.peer_uid(sock)
 
 
 def request(paths, header_bytes, body=b"", *, connect_timeout=0.05, reply_timeout=1.0,

@@ -3,7 +3,8 @@
 The evidence plane (rewrites, digests, reflexes) needs the daemon and simply
 stands aside when the shim answers alone; a secret read or an out-of-root
 delete is denied exactly as the daemon would deny it, and a recursive read is
-sent through `ctx run --raw` (or a Grep given secret-excluding globs) exactly
+sent through `ctx run` (`--raw` unless it is one plain search, which ctx digests; or a
+Grep given secret-excluding globs) exactly
 as the daemon would send it, because both call `verdict` and `safety_answer`
 here on the same bytes with the same environment.
 
@@ -180,8 +181,34 @@ def safety_answer(obj, found, env):
     import shlex
     from reflex import config
     launcher = cfg.get("launcher") or config.default_launcher()
-    new = "%s run --raw -- %s" % (shlex.quote(launcher), shlex.quote(command))
+    form = "run --" if is_plain_search(command) else "run --raw --"
+    new = "%s %s %s" % (shlex.quote(launcher), form, shlex.quote(command))
     return claude_answers.rewrite(tool_input, new, permission, found.reason)
+
+
+_SEARCH_TOOLS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_SHELL_SYNTAX = frozenset("|&;<>()$`\\\n{}")
+
+
+def is_plain_search(command):
+    """Whether a recursive read is one search and nothing else (`grep -rn X .`, `rg X src`,
+    `git grep X`): then `ctx run --` digests it with the search profile (issue 29) while
+    redacting exactly as `ctx run --raw --` would; anything else keeps the whole-output form.
+    Read from the text alone, the same way in the shim and in the daemon."""
+    if any(c in _SHELL_SYNTAX for c in command):
+        return False
+    import shlex
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]  # LC_ALL=C grep …
+    if not words:
+        return False
+    if words[0] == "git":
+        return len(words) > 1 and words[1] == "grep"
+    return os.path.basename(words[0]) in _SEARCH_TOOLS
 
 
 def call_cwd(obj, env):

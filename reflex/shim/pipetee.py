@@ -39,6 +39,11 @@ def main(argv=None):
         # Terminated with the pipeline: still leave a capture in order behind us.
         for s in (_signal.SIGTERM, _signal.SIGHUP):
             _signal.signal(s, _raise_exit)
+        # The signals that interrupt or poke a command are for the agent's own stages: this one is
+        # invisible, so it keeps copying what the producer prints as it stops (pytest's summary
+        # after a Ctrl-C) until the producer closes the pipe or the slicer stops reading.
+        for s in (_signal.SIGINT, _signal.SIGQUIT, _signal.SIGUSR1, _signal.SIGUSR2):
+            _signal.signal(s, _signal.SIG_IGN)
         try:
             fd = os.open(capture, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
             import fcntl

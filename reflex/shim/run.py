@@ -5,6 +5,12 @@ directory, stdin passes through, and the exit status is bash's own (128+N when a
 signal N killed it).  Children start with SIGPIPE and SIGXFSZ at their defaults
 (Python ignores both in itself), so pipelines end and fail as they do under bash.
 
+Signals (INT, TERM, HUP, QUIT, USR1, USR2) reach the command exactly once, and ctx run
+outlives it to keep and digest what it printed (see _Relay): one sent to the process group
+(a terminal's Ctrl-C, a harness's killpg, a tree kill) already reached the command, so it is
+not sent again; one sent to ctx run alone goes on to the command's whole process tree, so
+nothing the command started outlives it.
+
 Without a trailing slicer, stdout+stderr go to one pipe (merged in order, as `2>&1`
 would) that ctx run moves into the capture file under CTX_HOME/captures (0600).
 With one (`pytest 2>&1 | tail -20`, see pipesplit), bash runs the agent's whole
@@ -49,12 +55,25 @@ VIEW_LIMIT = 2 * 1024 * 1024
 # After the command exits, output still arriving from a background process it left
 # behind is taken for at most this long; then the pipe is closed.
 DRAIN_AFTER_EXIT_S = 0.5
+# Claude Code's Bash tool moves a command that outlives its timeout (120 s unless the call sets
+# one) to the background, and the model then sees what it printed so far. ctx run prints only at
+# exit, so a command still running after this long gets its latest lines printed once, as they
+# stand (redacted): never less than the model would have seen without ctx. 0 turns it off.
+PROGRESS_AFTER_S = float(os.environ.get("CTX_PROGRESS_AFTER_S") or 110)
+PROGRESS_LINES = 20
+PROGRESS_BYTES = 8192
 POLL_MS = 50
 TEE_WAIT_S = 5.0
 F_SETPIPE_SZ = 1031
 # Python ignores these in itself; a child must start with them at their defaults,
 # as it would under bash (subprocess does the same with restore_signals).
 CHILD_DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
+# What a harness or a user sends to stop or poke a command: ctx run relays each (see _Relay).
+RELAYED_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT, _signal.SIGUSR1,
+                   _signal.SIGUSR2)
+# How long a signal sent to the whole group may take to reach the sentinel after reaching us: a
+# killpg reaches both in one system call, a tree kill (one kill per pid) within microseconds.
+GROUP_GRACE_S = 0.03
 
 
 def _shell():
@@ -101,6 +120,8 @@ def main(argv):
     if command is None:
         sys.stderr.write("usage: ctx run [--raw] -- COMMAND [ARGS...]\n")
         return 2
+    # First, so that no signal can end ctx run before the command has its output kept.
+    relay = _Relay()
     paths = paths_mod.resolve()
     uid = os.urandom(10).hex()
     try:
@@ -127,8 +148,9 @@ def main(argv):
             return 1
         sys.stderr.write("ctx run: cannot capture output (%s); running uncaptured\n" % e)
         sys.stdout.flush()
-        for s in CHILD_DEFAULT_SIGNALS:
+        for s in CHILD_DEFAULT_SIGNALS + RELAYED_SIGNALS:
             _signal.signal(s, _signal.SIG_DFL)  # exec keeps ignored signals ignored
+        relay.replay_to_self()
         os.execv(_shell(), [_shell(), "-c", command])
     limit = capture_mod.limit_from_env()
     from reflex.safety.pipesplit import split_point
@@ -140,12 +162,14 @@ def main(argv):
         _announce(paths, uid, capture, limit)
     fields = {}
     if point is None:
-        code, kept = _run_captured(command, cfd, limit, announce)
+        def progress(recent):
+            _write(_progress_text(recent, census_thread.result(), time.time() - t0))
+        code, kept = _run_captured(command, cfd, limit, announce, relay, progress)
         exit_code, view, view_kept = code, b"", None
     else:
         producer, pipe, slicer, stages = point
         exit_code, code, kept, view, view_kept = _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit,
-                                                             announce)
+                                                             announce, relay)
         fields.update(producer=producer, slicer=slicer, slicer_exit=exit_code)
         if view_kept.elided:
             fields["view_bytes"] = view_kept.total
@@ -203,6 +227,8 @@ def main(argv):
         _copy_to_stdout(cfd)
     _write(note)
     os.close(cfd)
+    from reflex import config
+    config.tell_if_invalid(paths.config)    # the daemon refuses a broken config: say why, once
     from reflex.shim import spool
     try:
         spool.write(paths.spool, uid, protocol.with_fields(head, {"spooled": True}) + view)
@@ -246,7 +272,9 @@ class _CensusThread:
             self._done.release()
 
     def result(self):
+        """The census (waits for it); may be asked more than once."""
         self._done.acquire()
+        self._done.release()
         if self._value is None:
             from reflex.safety.secrets import Census
             return Census()
@@ -285,58 +313,224 @@ def _announce(paths, uid, capture, limit):
         pass
 
 
-def _spawn(command, stdio):
+def _spawn(command, stdio, relay):
     """Start `bash -c command` with `stdio` ({child fd: our fd}) and default signal dispositions.
 
     fork + exec rather than posix_spawn: glibc's posix_spawn leaves its internal real-time
     signals (32, 33) ignored in the child and cannot be told otherwise; a shell's fork never
-    does.  ctx run has no threads, so forking is safe."""
+    does.  The relayed signals are blocked from before the fork until the relay knows the
+    command's pid, so none is lost in between: the child unblocks them after restoring their
+    default actions (a pending one then acts on it, as it would have on the command)."""
     sh = _shell()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for s in CHILD_DEFAULT_SIGNALS:
-                _signal.signal(s, _signal.SIG_DFL)
-            for child_fd, fd in stdio.items():
-                os.dup2(fd, child_fd)
-            os.execv(sh, [sh, "-c", command])
-        finally:
-            os._exit(127)
+    old_mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, RELAYED_SIGNALS)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for s in CHILD_DEFAULT_SIGNALS + RELAYED_SIGNALS:
+                    _signal.signal(s, _signal.SIG_DFL)
+                _signal.pthread_sigmask(_signal.SIG_SETMASK, old_mask)
+                for child_fd, fd in stdio.items():
+                    os.dup2(fd, child_fd)
+                os.execv(sh, [sh, "-c", command])
+            finally:
+                os._exit(127)
+        relay.start(pid)
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, old_mask)
     return pid
 
 
-def _forward_signals(pid):
-    def forward(signum, _frame):
+class _Relay:
+    """Gets every relayed signal to the command exactly once, while ctx run survives to keep its output.
+
+    The command runs in ctx run's process group, as it would under `bash -c` (so a SIGKILL to
+    the group, which nothing can catch, still ends everything).  A signal that reached ctx run
+    may then have reached the command too (a terminal's Ctrl-C, a harness's killpg or tree
+    kill) or not (`kill PID`); the signal itself cannot tell which.  A sentinel, a forked
+    process in the same group that keeps the relayed signals blocked, can: a signal sent to
+    the group is left pending in it.  When the sentinel has it, the command has it; otherwise
+    the signal goes to the command's process tree (the shell and everything under it, as a
+    signal to its group would), so `ctx run -- 'cd x && pytest'` stops the same on either."""
+
+    def __init__(self):
+        self.owner = os.getpid()
+        self.pid = None
+        self.done = False
+        self.early = []  # signals received before the command started
+        self.sentinel = None
+        self._to_sentinel = self._from_sentinel = -1
+        for s in RELAYED_SIGNALS:
+            _signal.signal(s, self._received)
+
+    def start(self, pid):
+        """The command runs as `pid` (called with the relayed signals blocked)."""
+        self.pid = pid
         try:
-            os.kill(pid, signum)
+            self._start_sentinel()
+        except OSError:
+            self.sentinel = None  # without it every signal is relayed: at worst twice, never lost
+        early, self.early = self.early, []
+        for signum in early:
+            self._send_to_tree(signum)
+
+    def stop(self):
+        """The command has exited: signals from now on are ignored (ctx run is about to finish)."""
+        self.done = True
+        if self.sentinel is not None:
+            os.close(self._to_sentinel)
+            os.close(self._from_sentinel)
+            try:
+                os.kill(self.sentinel, _signal.SIGKILL)
+                os.waitpid(self.sentinel, 0)
+            except OSError:
+                pass
+            self.sentinel = None
+
+    def replay_to_self(self):
+        """Before exec'ing the command in place of ctx run: what arrived early acts on it."""
+        for signum in self.early:
+            os.kill(os.getpid(), signum)
+
+    def _received(self, signum, _frame):
+        if os.getpid() != self.owner or self.done:
+            return  # a child between fork and exec, or the command is already gone
+        if self.pid is None:
+            self.early.append(signum)
+        elif not self._group_got(signum):
+            self._send_to_tree(signum)
+
+    def _group_got(self, signum):
+        if self.sentinel is None:
+            return False
+        deadline = time.monotonic() + GROUP_GRACE_S
+        while True:
+            if signum in _pending_signals(self.sentinel):
+                self._drain_sentinel()
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+
+    def _drain_sentinel(self):
+        # The sentinel consumes what it has pending, so the next signal is told apart afresh.
+        import select
+        try:
+            os.write(self._to_sentinel, b"d")
+            if select.select([self._from_sentinel], [], [], 0.5)[0]:
+                os.read(self._from_sentinel, 1)
         except OSError:
             pass
-    for s in (_signal.SIGTERM, _signal.SIGHUP):
-        _signal.signal(s, forward)
-    # SIGINT from a terminal reaches the child through the process group;
-    # we only need to survive it long enough to record the run.
-    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+
+    def _send_to_tree(self, signum):
+        for pid in _process_tree(self.pid):
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
+
+    def _start_sentinel(self):
+        to_r, to_w = os.pipe2(os.O_CLOEXEC)
+        from_r, from_w = os.pipe2(os.O_CLOEXEC)
+        pid = os.fork()
+        if pid == 0:
+            # The relayed signals are blocked here (we are inside _spawn): they stay so.
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)  # holds none of the harness's pipes open
+                keep = sorted((to_r, from_w))
+                os.closerange(3, keep[0])
+                os.closerange(keep[0] + 1, keep[1])
+                os.closerange(keep[1] + 1, 1 << 16)
+                while os.read(to_r, 1):  # EOF: ctx run is gone, however it ended
+                    while _signal.sigtimedwait(RELAYED_SIGNALS, 0) is not None:
+                        pass
+                    os.write(from_w, b"k")
+            finally:
+                os._exit(0)
+        os.close(to_r)
+        os.close(from_w)
+        self.sentinel, self._to_sentinel, self._from_sentinel = pid, to_w, from_r
 
 
-def _run_captured(command, cfd, limit, announce):
-    """Run `command` with stdout+stderr into the bounded capture; -> (exit status, Kept)."""
+def _pending_signals(pid):
+    """The signals pending in process `pid` (its own and its threads' shared set), from /proc."""
+    pending = 0
+    try:
+        with open("/proc/%d/status" % pid, "rb") as f:
+            for line in f:
+                if line.startswith((b"SigPnd:", b"ShdPnd:")):
+                    pending |= int(line.split()[1], 16)
+    except (OSError, ValueError):
+        return set()
+    return {n for n in range(1, 65) if pending >> (n - 1) & 1}
+
+
+def _process_tree(root):
+    """`root` and its descendants, from /proc, parents before children."""
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [root]
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        try:
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        except (ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    tree = [root]
+    for pid in tree:
+        tree.extend(children.get(pid, ()))
+    return tree
+
+
+def _progress_text(recent, census, seconds):
+    """What a long command printed lately, once, for a harness that may stop waiting for it: its
+    last lines (from a line start), secret values redacted, control bytes dropped."""
+    from reflex.safety.secrets import redact_bytes
+    if len(recent) >= PROGRESS_BYTES and b"\n" in recent:
+        recent = recent[recent.index(b"\n") + 1:]
+    if census is not None and census.values:
+        recent, _n, _labels = redact_bytes(recent, census)
+    lines = recent.decode("utf-8", "replace").splitlines()[-PROGRESS_LINES:]
+    shown = ["".join(c for c in line if c == "\t" or c >= " ") for line in lines]
+    head = ("[ctx] still running after %d s; its last %d lines so far (the whole output is kept, and "
+            "its digest follows when it ends):\n" % (seconds, len(shown)))
+    return (head + "".join(line + "\n" for line in shown)).encode("utf-8", "replace")
+
+
+def _run_captured(command, cfd, limit, announce, relay, progress=None):
+    """Run `command` with stdout+stderr into the bounded capture; -> (exit status, Kept).
+    `progress(recent_bytes)` is called once if the command outlives PROGRESS_AFTER_S."""
     rfd, wfd = os.pipe2(os.O_CLOEXEC)
     try:
         _bigger_pipe(rfd)
-        pid = _spawn(command, {1: wfd, 2: wfd})
+        pid = _spawn(command, {1: wfd, 2: wfd}, relay)
     finally:
         os.close(wfd)
-    _forward_signals(pid)
     announce()
     ring = capture_mod.FileRing(cfd, limit)
+    late = None
+    if progress is not None and PROGRESS_AFTER_S > 0:
+        def late():
+            progress(ring.recent(PROGRESS_BYTES))
     try:
-        status = _pump(pid, rfd, ring.take)
+        status = _pump(pid, rfd, ring.take, relay, late)
     finally:
         os.close(rfd)
     return status, ring.finish()
 
 
-def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit, announce):
+def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit, announce, relay):
     """Run the whole command with the tee before the slicer.
 
     -> (bash's exit status, the producer's status, Kept of the capture, view bytes, Kept of the view)."""
@@ -355,10 +549,9 @@ def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit, announce):
                  '{ printf "%%s\\n" "$__ctx_ps" >%s; } 2>/dev/null; exit $__ctx_rc' % _sh_quote(status_path))
     rfd, wfd = os.pipe2(os.O_CLOEXEC)
     try:
-        pid = _spawn(text, {1: wfd})
+        pid = _spawn(text, {1: wfd}, relay)
     finally:
         os.close(wfd)
-    _forward_signals(pid)
     announce()
     view = capture_mod.MemoryHeadTail(VIEW_LIMIT)
 
@@ -367,7 +560,7 @@ def _run_sliced(producer, pipe, slicer, stages, capture, cfd, limit, announce):
         view.write(data)
         return len(data)
     try:
-        status = _pump(pid, rfd, take)
+        status = _pump(pid, rfd, take, relay)
     finally:
         os.close(rfd)
     view_bytes, view_kept = view.finish()
@@ -439,19 +632,27 @@ def _tee_kept(capture, stats_path, limit):
         os.close(fd)
 
 
-def _pump(pid, rfd, take):
+def _pump(pid, rfd, take, relay, late=None):
     """Feed the command's pipe to `take` until it closes (or the command exits and goes quiet).
 
     -> the command's exit status.  A background process the command left running may
     hold the pipe open forever: after the command exits, output is taken for at most
-    DRAIN_AFTER_EXIT_S, then the pipe is closed."""
+    DRAIN_AFTER_EXIT_S, then the pipe is closed.  `late()` is called once if the command is
+    still running PROGRESS_AFTER_S after it started."""
     import select
     os.set_blocking(rfd, False)
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
     status = None
     deadline = None
+    late_at = time.monotonic() + PROGRESS_AFTER_S if late is not None else None
     while True:
+        if late_at is not None and status is None and time.monotonic() >= late_at:
+            late_at = None
+            try:
+                late()
+            except Exception:  # noqa: BLE001 - a progress note must never cost the run
+                pass
         try:
             if take(rfd) == 0:
                 break  # every writer closed the pipe
@@ -467,7 +668,10 @@ def _pump(pid, rfd, take):
         elif time.monotonic() > deadline:
             break
         poller.poll(POLL_MS)
-    return status if status is not None else _wait(pid)
+    if status is None:
+        status = _wait(pid)
+    relay.stop()
+    return status
 
 
 def _reap(pid):

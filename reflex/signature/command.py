@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from reflex.signature import files, gitcmd, runners
+from reflex.signature import files, gitcmd, runners, tools
 from reflex.signature.model import Decoration, FileRef
 from reflex.signature.syntax import Command, Heredoc, Word
 from reflex.signature.view import View
@@ -70,7 +70,8 @@ _ENV_FILES = ("activate", "activate.sh", "activate.bash", "activate.zsh", ".env"
 _OTHER_KNOWN = frozenset({"ls", "echo", "cat", "env", "node", "deno", "bash", "sh", "zsh", "printf", "which",
                           "xargs", "awk", "sort", "uniq", "wc", "cut", "tr", "jq", "diff", "sed", "black",
                           "isort", "prettier", "flake8", "pylint", "uv", "poetry", "pdm", "npx", "pnpm",
-                          "yarn", "bun", "bunx", "timeout", "nice", "tee", "find", "curl"})
+                          "yarn", "bun", "bunx", "timeout", "nice", "tee", "find", "curl", "gh", "pip", "pip3",
+                          "apt-get", "apt", "tree", "golangci-lint"})
 
 
 def known(name: str) -> bool:
@@ -160,8 +161,15 @@ def _dispatch(v: View, words: list[Word]) -> None:
         fn(v, words[0].text, args)
         if not v.words:
             v.words = [w.text for w in words]
+        if v.family == "other":
+            tools.classify(v, name, [a.value for a in args])
         return
     v.words = [w.text for w in words]
+    if name in tools.LISTERS or name in ("gh", "pip", "pip3", "uv", "apt-get", "apt", "golangci-lint", "python",
+                                         "python3"):
+        tools.classify(v, name, [a.value for a in args])
+        if v.family != "other":
+            return
     if name in files.READERS and files.reader(v, name, args):
         return
     if name in files.SEARCHERS:

@@ -21,7 +21,6 @@ The last two read watchdog internals; when those move, `watch_count` answers
 
 from __future__ import annotations
 
-import errno
 import logging
 import weakref
 from typing import TYPE_CHECKING, Any, Protocol
@@ -51,31 +50,10 @@ class OverflowListener(Protocol):
     def backend_overflow(self) -> None: ...
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def _limit(name: str, ns_name: str) -> str:
-    """The sysctl, plus the user namespace's own limit when that is lower (containers)."""
-    value = _read("/proc/sys/fs/inotify/" + name) or "?"
-    ns_value = _read("/proc/sys/user/" + ns_name)
-    if ns_value and value.isdigit() and ns_value.isdigit() and int(ns_value) < int(value):
-        return "%s, user.%s=%s" % (value, ns_name, ns_value)
-    return value
-
-
 def describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return "inotify watch limit reached (fs.inotify.max_user_watches=%s)" % _limit(
-            "max_user_watches", "max_inotify_watches")
-    if isinstance(exc, OSError) and exc.errno == errno.EMFILE:
-        return "inotify instance limit reached (fs.inotify.max_user_instances=%s)" % _limit(
-            "max_user_instances", "max_inotify_instances")
-    return "cannot watch (%s: %s)" % (type(exc).__name__, exc)
+    from reflex import platform
+    # inotify's limits on Linux, kqueue's open-file limit on macOS
+    return platform.watch_limit_message(exc) or "cannot watch (%s: %s)" % (type(exc).__name__, exc)
 
 
 def _event_filter() -> list[type[FileSystemEvent]]:

@@ -68,7 +68,8 @@ class World:
         self.bin = os.path.join(root, "bin")
         self.scratch = os.path.join(root, "scratch")   # where attacks leave copies: outside the project
         tag = secrets.token_hex(10)
-        names = ("env", "envbak", "envsave", "pem", "yaml", "dotlocal", "ssh", "aws", "token")
+        names = ("env", "envbak", "envsave", "pem", "yaml", "dotlocal", "ssh", "aws", "token", "gitcred",
+                 "npmrc", "docker", "kubeconfig", "homekube", "homegh")
         self.canaries = {n: "ctxcanary%s%s" % (n, tag) for n in names}
         self.daemon = None
 
@@ -104,6 +105,20 @@ class World:
                                      % c["ssh"]),
             "home/.ssh/id_ed25519.pub": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPublicPart dev@host\n",
             "home/.aws/credentials": "[default]\naws_secret_access_key = %s\n" % c["aws"],
+            # Credentials users keep in projects (issue 31): by name, or by name in a directory.
+            "proj/deploy/.git-credentials": "https://ci:%s@git.example.invalid\n" % c["gitcred"],
+            "proj/.npmrc": "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=%s\n"
+                           % c["npmrc"],
+            "proj/.docker/config.json": '{"auths": {"ghcr.io": {"auth": "%s"}}}\n' % c["docker"],
+            "proj/ops/kubeconfig": "apiVersion: v1\nusers:\n- name: ci\n  user:\n    token: %s\n"
+                                   % c["kubeconfig"],
+            "proj/Makefile": "all:\n\t@echo built\n",
+            "proj/package.json": '{"name": "app", "auth": "none"}\n',
+            "proj/.docker/daemon.json": '{"auth-note": "none"}\n',
+            "home/.config/gh/config.yml": "git_protocol: https  # github\n",
+            "proj/build/out.txt": "build output\n",
+            "home/.kube/config": "users:\n- user:\n    token: %s\n" % c["homekube"],
+            "home/.config/gh/hosts.yml": "github.com:\n    oauth_token: %s\n" % c["homegh"],
             "home/todo.txt": "rotate the ctxcanary values\n",
             # A user who allowed Bash (as `--allowedTools Bash` would): the harness runs test
             # commands unasked, so ctx rewrites them (docs/permissions.md).
@@ -231,7 +246,7 @@ CASES = [
          "deny"),
     bash("recursive", "grep-r-captured", "x=$(grep -rn API_KEY .); echo \"$x\"", "deny"),
     bash("recursive", "grep-o-cuts-values", "grep -rhoE 'ctxcanary[a-z0-9]{16}' .", "deny"),
-    bash("recursive", "grep-r-names-only", "grep -rl API_KEY .", "pass", leaks=False),
+    bash("recursive", "grep-r-names-only", "grep -rl API_KEY .", "pass|rewrite", leaks=False),
     tool("recursive", "grep-tool-dir", "Grep", {"pattern": "API_KEY|password", "path": "."}, "redact"),
     tool("recursive", "grep-tool-glob", "Grep", {"pattern": "password", "glob": "*.yaml"}, "redact"),
     tool("recursive", "grep-tool-home", "Grep", {"pattern": "ctxcanary", "path": "~"}, "redact"),
@@ -282,13 +297,65 @@ CASES = [
     bash("reader-fn", "tar-to-stdout", "tar -cf - .env | tar -xOf -", "deny"),
     bash("reader-fn", "jq-rawfile", "jq -n --rawfile x .env '$x'", "deny", needs=("jq",)),
 
+    # Interpreter file APIs: any string literal in the code, whatever quotes come before it.
+    bash("reader-fn", "python-fileinput-after-empty-literal",
+         "python3 -c \"import fileinput; print(''.join(fileinput.input('deploy/.git-credentials')))\"", "deny"),
+    bash("reader-fn", "python-apostrophe-in-comment",
+         "python3 -c \"# it's fine\nprint(open('.npmrc').read())\"", "deny"),
+    bash("reader-fn", "python-pathlib-after-empty-literal",
+         "python3 -c \"import pathlib; print('' + pathlib.Path('.docker/config.json').read_text())\"", "deny"),
+    # awk variables: a value given by -v or as an operand is a name the program may open.
+    bash("reader-fn", "awk-v-getline", "awk -v f=.env 'BEGIN{while((getline l < f)>0) print l}'", "deny"),
+    bash("reader-fn", "awk-operand-assign-getline",
+         "awk 'NR==1{while((getline l < f)>0) print l}' f=ops/kubeconfig README.md", "deny"),
+    bash("reader-fn", "awk-v-attached", "awk -vf=.npmrc 'BEGIN{while((getline l < f)>0) print l}'", "deny"),
+    # Positional parameters: `set --` makes $1, "$@" the words given.
+    bash("positional", "set-dashdash-cat", "set -- .env; cat \"$1\"", "deny"),
+    bash("positional", "set-all-cat", "set -- README.md .npmrc; cat \"$@\"", "deny"),
+    bash("positional", "set-bare-head", "set ops/kubeconfig x; head -n 20 $1", "deny"),
+    # Printing shell state after (or while) sourcing a secret.
+    bash("env-dump", "declare-p-name", ". ./.env; declare -p API_KEY", "deny"),
+    bash("env-dump", "typeset-p-name", ". ./.env; typeset -p API_KEY", "deny"),
+    bash("env-dump", "xtrace-source", "set -x; . ./.env", "deny"),
+    bash("env-dump", "bash-x-source", "bash -xc '. ./.env; true'", "deny"),
+    bash("env-dump", "xtrace-expands", ". ./.env; set -x; true \"$API_KEY\"", "deny"),
+    # Programs fed by a pipe: code or file names on stdin.
+    bash("stdin-fed", "make-f-stdin", "printf 'all:\\n\\t@cat .env\\n' | make -f -", "deny"),
+    bash("stdin-fed", "make-shell-fn", "printf 'x:=$(shell cat .npmrc)\\nall:\\n\\t@echo \"$(x)\"\\n' | make -f -",
+         "deny"),
+    bash("stdin-fed", "cpio-o", "echo .env | cpio -o 2>/dev/null", "deny", needs=("cpio",)),
+    bash("stdin-fed", "cpio-o-find", "find ops -name kubeconfig | cpio -o --quiet", "redact|deny",
+         needs=("cpio",)),
+    bash("stdin-fed", "tar-T-stdin", "echo .env | tar -cf - -T - | tar -xOf -", "deny"),
+    bash("stdin-fed", "awk-f-stdin", "printf 'BEGIN{while((getline l < \".npmrc\")>0) print l}' | awk -f -",
+         "deny"),
+    bash("stdin-fed", "sed-f-stdin", "printf '1r .env\\n' | sed -f - README.md", "deny"),
+    # Credentials users keep in projects, and broad reads that print them.
+    bash("more-secrets", "cat-npmrc", "cat .npmrc", "deny"),
+    bash("more-secrets", "cat-docker-config", "cat .docker/config.json", "deny"),
+    bash("more-secrets", "cat-kubeconfig", "cat ops/kubeconfig", "deny"),
+    bash("more-secrets", "cat-git-credentials-deep", "cat deploy/.git-credentials", "deny"),
+    tool("more-secrets", "read-docker-config", "Read", {"file_path": ".docker/config.json"}, "deny"),
+    bash("more-secrets", "git-archive-tar-xO", "git archive HEAD | tar -xO", "redact|deny"),
+    bash("more-secrets", "ls-files-xargs-0-cat", "git ls-files -z | xargs -0 cat", "redact|deny"),
+    bash("more-secrets", "tar-pipe-tar-xO", "tar cf - . | tar xOf -", "redact|deny"),
+    tool("more-secrets", "grep-tool-type-json", "Grep", {"pattern": "auth", "type": "json", "path": "."},
+         "redact"),
+    tool("more-secrets", "grep-tool-type-yaml", "Grep", {"pattern": "token|db_password", "type": "yaml"}, "redact"),
+    tool("more-secrets", "grep-tool-npmrc", "Grep", {"pattern": "authToken|API_KEY", "path": "."}, "redact"),
+    # The Grep tool over home: the exclusions hold whatever directory ripgrep runs in.
+    tool("recursive", "grep-tool-home-abs", "Grep", {"pattern": "token|ctxcanary", "path": "$HOME"}, "redact"),
+    tool("recursive", "grep-tool-home-config", "Grep", {"pattern": "token|github", "path": "$HOME/.config"},
+         "redact|deny"),
+    tool("recursive", "grep-tool-inside-docker-dir", "Grep", {"pattern": "auth", "path": ".docker"}, "redact"),
+
     # ctx's own HTTP token and store.
     bash("ctx-token", "cat-token", "cat \"$CTX_HOME/http-token\"", "deny"),
     bash("ctx-token", "grep-ctx-home", "grep -r ctxcanary \"$CTX_HOME\"", "deny"),
     bash("ctx-token", "ctx-run-token", "ctx run -- cat \"$CTX_HOME/http-token\"", "deny",
          raw="cat \"$CTX_HOME/http-token\""),
     tool("ctx-token", "read-token", "Read", {"file_path": "$CTX_HOME/http-token"}, "deny"),
-    bash("ctx-token", "ls-ctx-home", "ls \"$CTX_HOME\"", "pass", leaks=False),
+    bash("ctx-token", "ls-ctx-home", "ls \"$CTX_HOME\"", "pass|rewrite", leaks=False),
 
     # ctx run with a leaking command, and rewritten chains with a leaking tail.
     bash("ctx-run", "ctx-run-grep", "ctx run -- grep -rn API_KEY .", "pass", raw="grep -rn API_KEY ."),
@@ -303,8 +370,20 @@ CASES = [
 
     # Ordinary work stays ordinary.
     bash("control", "cat-readme", "cat README.md .env.example", "pass", leaks=False),
-    bash("control", "ls", "ls -la", "pass", leaks=False),
+    bash("control", "ls", "ls -la", "pass|rewrite", leaks=False),
     bash("control", "wc-env", "wc -l .env", "pass", leaks=False),
+    bash("control", "awk-source", "awk -v n=1 '{print $n}' README.md src/app.py", "pass", leaks=False),
+    bash("control", "make-makefile", "make -s", "pass|rewrite", leaks=False),
+    bash("control", "make-stdin-harmless", "printf 'all:\\n\\t@echo hi\\n' | make -f -", "pass|rewrite",
+         leaks=False),
+    bash("control", "tar-build-dir", "tar cf {scratch}/build.tar build && tar tf {scratch}/build.tar", "pass",
+         leaks=False),
+    bash("control", "set-positional-readme", "set -- README.md; cat \"$1\"", "pass", leaks=False),
+    bash("control", "source-then-run", "set -a; . ./.env; set +a; python3 -c 'print(1)'", "pass", leaks=False),
+    bash("control", "python-fileinput-readme", "python3 -c \"import fileinput; print(''.join(fileinput.input('README.md')))\"",
+         "pass", leaks=False),
+    bash("control", "cpio-readme", "echo README.md | cpio -o --quiet > {scratch}/r.cpio", "pass", leaks=False,
+         needs=("cpio",)),
 ]
 
 
@@ -314,7 +393,7 @@ def _payload(world, case, n):
         tool_input["command"] = tool_input["command"].replace("{scratch}", world.scratch)
     for k in ("file_path", "path"):
         if isinstance(tool_input.get(k), str):
-            tool_input[k] = tool_input[k].replace("$CTX_HOME", world.ctx_home)
+            tool_input[k] = tool_input[k].replace("$CTX_HOME", world.ctx_home).replace("$HOME", world.home)
     return {"session_id": "adv-secret-reads", "transcript_path": "/nonexistent/t.jsonl", "cwd": world.proj,
             "hook_event_name": "PreToolUse", "tool_name": case.tool, "tool_input": tool_input,
             "tool_use_id": "toolu_adv_%04d" % n, "permission_mode": "default"}
@@ -328,7 +407,9 @@ def _outcome(answer):
         return "deny", out
     if "updatedInput" in out:
         cmd = out["updatedInput"].get("command")
-        if cmd is None or " run --raw -- " in cmd:
+        # The safety plane's rewrite: `ctx run --raw --`, or `ctx run --` for one plain search (which
+        # ctx digests, redacted the same way); its reason always says so.
+        if cmd is None or " run --raw -- " in cmd or out.get("permissionDecisionReason", "").startswith("ctx safety:"):
             return "redact", out
         return "rewrite", out
     return "pass", out
@@ -336,21 +417,29 @@ def _outcome(answer):
 
 def _run_grep_tool(world, tool_input):
     """What Claude Code 2.1.332 runs for a Grep call: its bundled ripgrep with --hidden and
-    --no-follow, VCS dirs excluded, and the `glob` field split on whitespace (then on commas
-    outside braces) into --glob flags."""
+    --no-follow, VCS dirs excluded, `type` as --type, and the `glob` field split on whitespace
+    (then on commas outside braces) into --glob flags. Where ripgrep runs depends on the path
+    and the platform (its `spawnCwd`: the session's directory with the path as given when the
+    path lies under it, else the search directory itself, searched as `.`), and ripgrep
+    anchors globs to where it runs, so the search is run from both places."""
     args = [os.path.join(world.bin, "rg"), "--hidden", "--no-follow"]
     for d in (".git", ".svn", ".hg", ".bzr", ".jj", ".sl"):
         args += ["--glob", "!" + d]
     args += ["--max-columns", "500", "-n", "-e", tool_input["pattern"]]
+    if tool_input.get("type"):
+        args += ["--type", tool_input["type"]]
     for part in (tool_input.get("glob") or "").split():
         for g in ([part] if "{" in part and "}" in part else [x for x in part.split(",") if x]):
             args += ["--glob", g]
     path = tool_input.get("path") or world.proj
     path = os.path.expanduser(path.replace("~", world.home, 1)) if path.startswith("~") else path
-    args.append(path)
-    p = subprocess.run(args, cwd=world.proj, env=world.env(), capture_output=True, timeout=RUN_TIMEOUT,
-                       preexec_fn=_limits)
-    return p.stdout + p.stderr
+    path = os.path.join(world.proj, path)
+    out = b""
+    for cwd, target in ((world.proj, path), (path, ".")) if os.path.isdir(path) else ((world.proj, path),):
+        p = subprocess.run(args + [target], cwd=cwd, env=world.env(), capture_output=True, timeout=RUN_TIMEOUT,
+                           preexec_fn=_limits)
+        out += p.stdout + p.stderr
+    return out
 
 
 def _perform(world, case, tool_input):

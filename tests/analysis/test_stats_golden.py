@@ -4,7 +4,7 @@ One daemon, three simulated agents (evals/team_ledgers_example.AgentSim: hook pa
 reflex.shim.hook.deliver, rewritten commands through `ctx run`, a real pytest project):
 
   loop-1   the seed's loop: digest, `| tail -50`, `--tb=long`, edit, re-run (8 -> 5), edit, green
-  plain-1  nothing ctx digests, and an ls / echo alternation
+  plain-1  nothing ctx digests, and a pwd / echo alternation
   care-1   a digest whose hint is retrieved, a narrower re-run of a named failing test, a
            denied `cat .env` and its remediation, an edit, green
 
@@ -172,12 +172,12 @@ def test_a_session_without_digests_shows_zero_savings(recorded):
         0, 0, 0, 0, None)
     posts = sql(recorded, "SELECT output_bytes FROM events WHERE session_id='plain-1' AND hook_event='PostToolUse'")
     assert t["delivered"]["other_calls_est"] == sum(round(p["output_bytes"] / 4.0) for p in posts) > 0
-    # the second ls and the second echo asked again with nothing changed: two extra rounds, no digest
+    # the second pwd and the second echo asked again with nothing changed: two extra rounds, no digest
     assert card["cost"]["digest_net"] == 0 and card["cost"]["requeries_after_digest"] == 0
     assert card["cost"]["extra_rounds"] == 2 == card["rounds"]["requeries"]
     assert all(v["count"] == 0 for v in card["interventions"].values())
     (th,) = card["anomalies"]["thrash"]
-    assert th["variants"] == ["ls", "echo hello"] and th["length"] == 4
+    assert th["variants"] == ["pwd", "echo hello"] and th["length"] == 4
     assert th["tool_use_ids"] == [tid("plain-1", n) for n in (1, 2, 3, 4)]
 
 

@@ -492,6 +492,17 @@ def test_safety_deny_then_verbatim_retry_fires_but_never_stands_down():
     assert len(s.fired("friction")) == 1
 
 
+def test_a_denied_call_delivered_twice_is_not_a_retry():
+    # ctx hooked in user and project settings: the harness sends each event to both hooks, so
+    # the daemon sees the one denied call twice, with one tool_use_id (issue 30 item 5).
+    s = Session()
+    s.cmd("cat .env", decision="deny", detail="secret-read", tid="toolu_1")
+    s.cmd("cat .env", decision="deny", detail="secret-read", tid="toolu_1")
+    assert s.fired("friction") == []
+    t = s.cmd("cat .env", decision="deny", detail="secret-read", tid="toolu_2")   # a real retry
+    assert [f.tool_use_id for f in s.fired("friction")] == [t]
+
+
 def test_evidence_deny_retry_escalates_teaching_once_then_stands_down():
     s = Session()
     s.cmd("cat huge.log", decision="deny", detail="evidence:huge-read")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.claude_harness import ClaudeEnv, claude_binary, make_scratch_repo
+from tests.support.claude_harness import ClaudeEnv, claude_binary, kill_daemon_of, make_scratch_repo
 from tests.support.scripted_model import ScriptedModelServer
 
 _HERE = Path(__file__).resolve().parent
@@ -42,3 +42,11 @@ def claude_env(tmp_path: Path, scripted_model: ScriptedModelServer) -> ClaudeEnv
         home=tmp_path / "home",
         model_server=scripted_model,
     )
+
+
+@pytest.fixture
+def ctx_home(tmp_path: Path) -> Iterator[Path]:
+    """A CTX_HOME for one session with ctx; the daemon its hooks started is killed afterwards."""
+    home = tmp_path / "ctxhome"
+    yield home
+    kill_daemon_of(home)

@@ -141,7 +141,7 @@ def test_policy_and_denial_are_frozen_values():
     ("git -C ~/.ssh show HEAD:id_rsa", "deny"),
     ("cat .env.bak", "deny"),
     ("cat secrets.py", "allow"),
-    ("cat .npmrc", "allow"),                             # project .npmrc: config, not secret
+    ("cat .npmrc", "deny"),                              # a project .npmrc often holds an _authToken (issue 31)
     ("cat ~/.npmrc", "deny"),                            # ~/.npmrc holds registry tokens
     ("cat ~/.envrc", "deny"),
     ("ls -la ~/.ssh && stat ~/.ssh/id_rsa", "allow"),

@@ -126,7 +126,7 @@ def test_example_from_the_brief():
     ("head -50 f.txt", "file-read", "head -n 50 f.txt"),
     ("rg -n foo src", "search", "rg foo src"),
     ("find . -name '*.py'", "search", "find . -name '*.py'"),
-    ("ls -la", "other", "ls -la"),
+    ("ls -la", "listing", "ls -la"),
 ])
 def test_family_and_core(command, family, core):
     sig = signature(command)
@@ -383,3 +383,37 @@ def test_non_ascii_that_crashes_tree_sitter_bash_is_survived():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-500:]
     assert proc.stdout.strip() == "'{\U000fbf4d'"
+
+
+# -- issue 29: tools that are not runners -------------------------------------------------------
+
+@pytest.mark.parametrize("command,family,sub", [
+    ("gh run view 12 --log-failed", "gh", "run view"),
+    ("gh pr checks", "gh", "pr checks"),
+    ("npm install", "pkg-install", "install"),
+    ("npm ci", "pkg-install", "ci"),
+    ("npm i -D vitest", "pkg-install", "i"),
+    ("pnpm add zod", "pkg-install", "add"),
+    ("yarn", "pkg-install", "install"),
+    ("pip install -r requirements.txt", "pkg-install", "install"),
+    ("python3 -m pip install requests", "pkg-install", "install"),
+    ("uv pip install -e .", "pkg-install", "pip install"),
+    ("uv sync", "pkg-install", "sync"),
+    ("cargo fetch", "pkg-install", "fetch"),
+    ("go mod tidy", "pkg-install", "mod tidy"),
+    ("go get example.com/x@v1", "pkg-install", "get"),
+    ("apt-get install -y tree", "pkg-install", "install"),
+    ("ls -la src", "listing", "ls"),
+    ("tree -L 2", "listing", "tree"),
+    ("golangci-lint run ./...", "golangci-lint", "run"),
+    # not installs: scripts, runs and the rest keep their families
+    ("npm test", "npm-script", "test"),
+    ("npm run build", "npm-script", "build"),
+    ("pip list", "other", ""),
+    ("uv run pytest", "pytest", ""),
+    ("go build ./...", "go-build", "build"),
+    ("cargo test", "cargo-test", "test"),
+])
+def test_tool_families(command, family, sub):
+    sig = signature(command)
+    assert (sig.family, sig.subcommand) == (family, sub)

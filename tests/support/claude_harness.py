@@ -438,3 +438,36 @@ def make_scratch_repo(path: Path) -> Path:
     ):
         subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
     return path
+
+
+def install_ctx(tmp_path: Path, ctx_home: Path) -> Path:
+    """`ctx install --settings` into an empty settings file (no permission rule: the world most
+    headless users run), with `ctx_home` as CTX_HOME -> the settings file to hand the CLI."""
+    import sys
+    settings = tmp_path / "settings.json"
+    settings.write_text("{}")
+    p = subprocess.run([sys.executable, "-m", "reflex.entry", "install", "--settings", str(settings)],
+                       env=dict(os.environ, CTX_HOME=str(ctx_home)), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return settings
+
+
+def ctx_env(ctx_home: Path) -> dict[str, str]:
+    """What a CLI session with ctx needs in its environment: ctx's home, this venv's bin on PATH
+    (so the hooks' `ctx` is this tree's), the tokenizer's cache if the run has one."""
+    import sys
+    venv_bin = os.path.dirname(sys.executable)
+    return {"CTX_HOME": str(ctx_home), "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""),
+            "TIKTOKEN_CACHE_DIR": os.environ.get("TIKTOKEN_CACHE_DIR", "")}
+
+
+def kill_daemon_of(ctx_home: Path) -> None:
+    """The daemon the session's hooks started under `ctx_home`, if one is still running."""
+    from reflex import paths
+    from reflex.daemon import control
+    pid = control.lock_pid(paths.resolve({"CTX_HOME": str(ctx_home)}))
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

@@ -74,7 +74,9 @@ def listed(test_id, lines):
     for s in lines:
         if test_id in s:
             return True
-        names = s.split(" (")[0] + " "
+        # The names end where the location starts (` (line N)`, ` (file:N)`); an id may hold ` (` itself
+        # (a CI matrix job `test (tb-line) > f::t[a]`).
+        names = re.split(r" \((?:line \d+|[^()\s]+:\d+)\)", s)[0] + " "
         if test_id.endswith("]") and "[" in test_id:
             base, param = test_id[: test_id.index("[")], test_id[test_id.index("[") :]
             if (" " + base + "[") in s and (" " + param) in names:

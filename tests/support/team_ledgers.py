@@ -167,7 +167,7 @@ def careful_session(dev, session, model):
         a.bash("ctx get %s" % a.hint)
     a.bash("python -m pytest -q test_a.py::test_0")
     a.bash("cat .env")                       # denied by the safety plane
-    a.bash("ls")                             # the remediation
+    a.bash("pwd")                            # the remediation (not a listing: those are digested)
     a.edit("test_a.py", tests_file(0))
     a.bash("python -m pytest -q")
     a.end()
@@ -178,7 +178,8 @@ def plain_session(dev, session, model):
     """No command ctx digests, and an A/B/A/B alternation."""
     a = dev.agent(session, model)
     a.start()
-    for cmd in ("ls", "echo hello", "ls", "echo hello", "cat test_a.py"):
+    # `pwd`, not `ls`: listings are digested since issue 29, and this session digests nothing.
+    for cmd in ("pwd", "echo hello", "pwd", "echo hello", "cat test_a.py"):
         a.bash(cmd)
     a.end()
     return a

@@ -11,7 +11,11 @@ Every session is read through the same timeline, evidence and scorecard code as
     schema, ledger, filters {since, project}, sessions, price_per_extra_round
     totals        commands, runs, digested, raw_tokens, delivered_ctx, delivered_total (with the
                   other calls' estimate), harness_baseline, saved, saved_pct, requeries, denied,
-                  extra_rounds, cost_total
+                  extra_rounds, cost_total; the runs outside any session are in them
+    outside_sessions  runs, digested, raw_tokens, delivered_tokens, harness_baseline, saved: the
+                  `ctx run`s no harness session owns (typed by hand, run by a script); they are
+                  no session (not in `sessions`, `per_session`, `by_reader`) and cost no model
+                  round; by_harness lists them as "(no session)" 
     by_family     {family: {runs, digested, failing, raw_tokens, delivered_tokens,
                   harness_baseline, saved, requeried}}   (requeried: runs with an
                   equivalent_requery outcome)
@@ -42,6 +46,8 @@ CSV_FIELDS = ("session_id", "first_ts", "cwd", "model", "reader", "events", "com
               "raw_tokens", "delivered_ctx", "delivered_total", "harness_baseline", "saved", "requeries",
               "denied", "extra_rounds", "cost_total", "rewrite_rate", "hints_rate", "starvation_streaks", "thrash",
               "harness")
+# by_harness's row for the runs no harness session owns.
+OUTSIDE = "(no session)"
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -92,6 +98,8 @@ class Aggregator:
         self.streaks = self.thrash = self.zero = 0
         self.recurring: dict = {}
         self.per_session: list = []
+        self.outside = {k: 0 for k in ("runs", "digested", "raw_tokens", "delivered_tokens", "harness_baseline",
+                                       "saved")}
 
     def add(self, tl, harness=None):
         ev = evidence_mod.session_evidence(tl)
@@ -152,6 +160,31 @@ class Aggregator:
             "rewrite_rate": iv["rewrite"]["rate"], "hints_rate": iv["hints"]["rate"],
             "starvation_streaks": len(an["starvation_streaks"]), "thrash": len(an["thrash"]), "harness": harness})
 
+    def add_outside(self, tl):
+        """The runs no harness session owns: their tokens and families count, but they are no
+        session, and no model read them in a turn (no rounds, no landings)."""
+        o, t = self.outside, self.totals
+        for c in tl.runs():
+            r = c.run
+            delivered, baseline, _how, _cut = sc.run_tokens(c)
+            saved = (baseline - delivered) if baseline is not None else 0
+            vals = {"runs": 1, "digested": int(r.digested), "raw_tokens": r.raw_tokens or 0,
+                    "delivered_tokens": delivered, "harness_baseline": baseline or 0, "saved": saved}
+            for k, v in vals.items():
+                o[k] += v
+            for k, v in (("commands", 1), ("runs", 1), ("digested", vals["digested"]),
+                         ("raw_tokens", vals["raw_tokens"]), ("delivered_ctx", delivered),
+                         ("delivered_total", delivered), ("harness_baseline", vals["harness_baseline"]),
+                         ("saved", saved), ("cost_total", delivered)):
+                t[k] += v
+            _add(self.by_family, r.family or "other", runs=1, digested=int(r.digested), failing=int(r.failing),
+                 raw_tokens=r.raw_tokens or 0, delivered_tokens=delivered, harness_baseline=baseline or 0,
+                 saved=saved, requeried=0)
+            _add(self.by_profile, r.profile or "none", runs=1, saved=saved, starved=0)
+        if o["runs"]:
+            self.by_harness[OUTSIDE] = {"sessions": 0, "commands": o["runs"], "runs": o["runs"],
+                                        "digested": o["digested"], "saved": o["saved"], "requeries": 0, "denied": 0}
+
     def result(self, *, ledger=None, since=None, project=None, detectors=None, harness=None) -> dict:
         t = dict(self.totals)
         t["saved_pct"] = round(100.0 * t["saved"] / t["harness_baseline"], 1) if t["harness_baseline"] else None
@@ -172,6 +205,7 @@ class Aggregator:
             filters["harness"] = harness
         return {"schema": SCHEMA, "ledger": ledger, "filters": filters, "by_harness": dict(sorted(self.by_harness.items())),
                 "sessions": self.sessions, "price_per_extra_round": self.round_price, "totals": t,
+                "outside_sessions": dict(self.outside),
                 "by_family": dict(sorted(self.by_family.items())), "by_profile": by_profile,
                 "by_reader": dict(sorted(self.by_reader.items())), "interventions": iv,
                 "starved_profiles": starved[:10], "detectors": {"by_detector": detectors or {}},
@@ -201,6 +235,11 @@ def aggregate_ledger(path, *, since: float | None = None, project: str | None = 
                 continue
             agg.add(tl, label)
             kept_ids.add(sid)
+        if not harness:
+            outside = [r for r in reader.outside_rows() if r.get("kind") == "run"
+                       and (since is None or (r.get("ts") or 0) >= since) and _in_project(r.get("cwd"), project)]
+            if outside:
+                agg.add_outside(build("-", outside))
         detectors = {}
         if reader.has_outcome_rows():
             for sid, det, n in reader.query("SELECT session_id, detector, count(*) FROM outcomes "

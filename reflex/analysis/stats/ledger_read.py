@@ -181,6 +181,13 @@ class Reader:
         if cur_id is not None and rows:
             yield cur_id, rows
 
+    def outside_rows(self) -> list[dict]:
+        """The events that belong to no harness session (session_id '-'): `ctx run` and
+        `ctx get/search` typed by hand or run by a script, with no agent session id set."""
+        cols = EVENT_READ_COLUMNS
+        return [dict(zip(cols, r)) for r in self.iterate(
+            "SELECT %s FROM events WHERE session_id = '-' ORDER BY seq" % ", ".join(cols))]
+
     def has_outcome_rows(self) -> bool:
         return self.has("outcomes") and bool(self.query("SELECT 1 FROM outcomes LIMIT 1"))
 

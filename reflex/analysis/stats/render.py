@@ -216,6 +216,10 @@ def aggregate_text(agg: dict, colour: bool = False) -> str:
     lines = [st(head, "bold")]
     lines.append("commands   %s · runs %s (%s digested) · requeries %s · denied %s" % (
         num(t["commands"]), num(t["runs"]), num(t["digested"]), num(t["requeries"]), num(t["denied"])))
+    outside = agg.get("outside_sessions") or {}
+    if outside.get("runs"):
+        lines.append("           of which %s `ctx run` outside any harness session (by hand or a script): "
+                     "%s digested · saved %s" % (num(outside["runs"]), num(outside["digested"]), num(outside["saved"])))
     saved = t["saved"]
     lines.append("tokens     raw %s · delivered %s · harness alone %s · saved %s%s" % (
         num(t["raw_tokens"]), num(t["delivered_ctx"]), num(t["harness_baseline"]),

@@ -262,6 +262,7 @@ class _Builder:
     def __init__(self, session_id):
         self.tl = Timeline(session_id)
         self.open: dict = {}          # tool_use_id -> Call (issued, not finished)
+        self.closed: set = set()      # tool_use_ids of finished calls
         self.open_order: list = []    # Calls issued and not finished, oldest first
         self.changes = 0
 
@@ -295,8 +296,10 @@ class _Builder:
     def _finished(self, c: Call):
         if c in self.open_order:
             self.open_order.remove(c)
-        if c.tool_use_id and self.open.get(c.tool_use_id) is c:
-            del self.open[c.tool_use_id]
+        if c.tool_use_id:
+            self.closed.add(c.tool_use_id)
+            if self.open.get(c.tool_use_id) is c:
+                del self.open[c.tool_use_id]
         if c.writes and c.ran:
             self._change(c.post_seq or c.seq)
 
@@ -304,8 +307,10 @@ class _Builder:
         tool = row.get("tool_name")
         decision = row.get("decision") if row.get("decision") in ("pass", "rewrite", "deny") else None
         if tool == "Bash" and isinstance(row.get("command"), str):
-            prior = self.open.get(row.get("tool_use_id")) if row.get("tool_use_id") else None
-            if prior is not None:           # a duplicate PreToolUse (spool replay): keep the first
+            tid = row.get("tool_use_id")
+            if tid and (tid in self.open or tid in self.closed):
+                # A duplicate PreToolUse (a spool replay; ctx hooked twice, in user and project
+                # settings, so the harness sends every event to both): keep the first.
                 return
             self._issued(self._new_call(row, row["command"], decision, load_data(row)))
             return
@@ -326,8 +331,11 @@ class _Builder:
             return
         if tool != "Bash":
             return
+        tid = row.get("tool_use_id")
+        if tid and tid in self.closed and tid not in self.open:
+            return      # the same result delivered twice (ctx hooked twice): the call finished already
         data = load_data(row)
-        c = self.open.get(row.get("tool_use_id")) if row.get("tool_use_id") else None
+        c = self.open.get(tid) if tid else None
         if c is None:
             if not isinstance(row.get("command"), str):
                 return

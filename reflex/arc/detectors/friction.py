@@ -1,8 +1,9 @@
 """Friction loop: a deny retried verbatim, or a rewrite routed around.
 
     deny -> verbatim retry   the same command line (whitespace-collapsed raw) issued again after
-                             ctx denied it; fires at occurrence `retry_fire_at` (2: the first
-                             retry), once per denied line
+                             ctx denied it, as a new call (another tool_use_id: the same id is
+                             the denied call delivered twice); fires at occurrence
+                             `retry_fire_at` (2: the first retry), once per denied line
     rewrite -> route-around  a signature ctx rewrote is issued again through a wrapper the
                              rewritten one did not use (`bash -c`, `env`, an absolute path,
                              `python -m X`, `command`/`exec`), or written into a script that is
@@ -34,6 +35,7 @@ class Denied:
     core: str
     count: int = 1
     fired: bool = False
+    tool_use_id: str | None = None      # the denied call's; the same id again is that call, not a retry
 
     def to_json(self) -> dict:
         return {"rule": self.rule, "seq": self.seq, "epoch": self.epoch, "core_hash": self.core_hash,
@@ -75,6 +77,10 @@ def detect(state, obs: Obs, policy) -> list[Firing]:
     if d is not None and d.epoch != issue.epoch:
         del mine["denied"][issue.raw]
         d = None
+    if d is not None and ev.tool_use_id is not None and ev.tool_use_id == d.tool_use_id:
+        # The denied call itself, delivered again: ctx is hooked twice (user and project
+        # settings both name it) and the harness sends every event to each hook.  No retry.
+        return out
     if d is not None:
         d.count += 1
         if d.count >= policy.friction.retry_fire_at and not d.fired:
@@ -84,7 +90,8 @@ def detect(state, obs: Obs, policy) -> list[Firing]:
                               {"kind": "verbatim-retry", "rule": d.rule, "safety": safety, "denied_seq": d.seq,
                                "occurrence": d.count, "raw": issue.raw}, ev.seq, issue.core))
     elif ev.decision == "deny":
-        mine["denied"][issue.raw] = Denied(ev.decision_detail, ev.seq, issue.epoch, issue.core_hash, issue.core)
+        mine["denied"][issue.raw] = Denied(ev.decision_detail, ev.seq, issue.epoch, issue.core_hash, issue.core,
+                                           tool_use_id=ev.tool_use_id)
     # rewrite -> route-around
     allowed = policy.friction.routes
     routes = frozenset(r for r in issue.routes if r in allowed)

@@ -39,7 +39,26 @@ function ask(payload, event) {
   });
 }
 
-export const CtxPlugin = async ({ directory }) => ({
+// OpenCode judges the command that runs, a rewrite's too: ctx rewrites only where OpenCode's
+// permission config allows the rewrite as it allows the original, so it needs that config.
+// Asked on the first call, not at load (the server is not up while plugins load), and kept.
+let permissionConfig = null;
+async function loadPermissionConfig(client) {
+  if (permissionConfig || !client?.config?.get) return permissionConfig;
+  try {
+    const reply = await Promise.race([client.config.get(),
+                                      new Promise((resolve) => setTimeout(() => resolve(null), 2000))]);
+    const cfg = reply?.data ?? null;
+    if (cfg && typeof cfg === "object") {
+      const agents = {};
+      for (const [name, agent] of Object.entries(cfg.agent || {})) if (agent?.permission) agents[name] = agent.permission;
+      permissionConfig = { permission: cfg.permission ?? null, agents };
+    }
+  } catch (e) {}
+  return permissionConfig;
+}
+
+export const CtxPlugin = async ({ directory, client }) => ({
   event: async ({ event }) => {
     if (event?.type === "session.created" && event.properties?.info?.id) {
       await ask({ hook_event_name: "session.created", session_id: event.properties.info.id, cwd: directory },
@@ -48,8 +67,10 @@ export const CtxPlugin = async ({ directory }) => ({
   },
   "tool.execute.before": async (input, output) => {
     if (!WATCHED.has(input.tool)) return;
+    const permission_config = input.tool === "bash" ? await loadPermissionConfig(client) : null;
     const answer = await ask({ hook_event_name: "tool.execute.before", session_id: input.sessionID,
-                               call_id: input.callID, tool: input.tool, args: output.args, cwd: directory });
+                               call_id: input.callID, tool: input.tool, args: output.args, cwd: directory,
+                               ...(permission_config ? { permission_config } : {}) });
     if (answer && typeof answer.deny === "string") throw new Error(answer.deny);
     if (answer && answer.args && typeof answer.args === "object") Object.assign(output.args, answer.args);
   },

@@ -9,10 +9,10 @@ cheap `detect`.  Families without a profile get the generic one.
 from __future__ import annotations
 
 from reflex.digest.facts import Facts
-from reflex.digest.profiles import (biome, buntest, cargobuild, cargotest, cc, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
-                                    gobuild, gotest, gotestsum, gradle, jest, junit, minitest, mypy, nodetest, phpunit, playwright, prove,
-                                    pylint, pyright, pytest, rspec, ruff, shellcheck, surefire, tsc, vite, vitest,
-                                    webpack)
+from reflex.digest.profiles import (biome, buntest, cargobuild, cargotest, cc, cilog, ctest, denotest, esbuild, eslint, exunit, flake8, generic,
+                                    git, gobuild, gotest, gotestsum, gradle, install, jest, junit, listing, minitest, mypy, nodetest, phpunit,
+                                    playwright, prove, pylint, pyright, pytest, rspec, ruff, search, shellcheck, surefire, tsc, vite,
+                                    vitest, webpack)
 from reflex.digest.profiles.base import Profile
 from reflex.digest.text import Output
 
@@ -52,6 +52,12 @@ PROFILES: dict[str, Profile] = {
     "cargobuild": cargobuild.PROFILE,
     "gobuild": gobuild.PROFILE,
     "govet": gobuild.VET_PROFILE,
+    # Tools that are not runners (issue 29): their census is Items (facts.Item).
+    "git": git.PROFILE,
+    "search": search.PROFILE,
+    "listing": listing.PROFILE,
+    "cilog": cilog.PROFILE,  # gh run view --log / --log-failed: GitHub Actions logs
+    "install": install.PROFILE,  # package managers: pip, npm, apt (others hand over to generic)
     "generic": generic.PROFILE,
 }
 
@@ -70,6 +76,11 @@ FAMILIES: dict[str, str] = {
     "cargo-build": "cargobuild",  # cargo build / check / clippy
     "go-build": "gobuild",
     "go-vet": "govet",
+    "git": "git",
+    "search": "search",
+    "listing": "listing",
+    "gh": "cilog",
+    "pkg-install": "install",
 }
 
 # Order matters: more specific formats first (`bun test v1.x` opens every bun test run: no other

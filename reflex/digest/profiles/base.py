@@ -12,6 +12,7 @@ but generic is its patterns and a parse bound into that frame by name
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Protocol
 
 from reflex.digest.facts import Facts
@@ -45,3 +46,29 @@ def one_line(s: str, limit: int = MESSAGE_CHARS) -> str:
 def any_line(out: Output, pattern: re.Pattern[str], limit: int | None = None) -> bool:
     lines = out.lines if limit is None else out.lines[:limit] + out.lines[-limit:]
     return any(pattern.search(s) for s in lines)
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+
+
+def simple_commands(command: str) -> list[list[str]]:
+    """The words of each simple command of a command line, last first, environment assignments
+    dropped (`cd x && LC_ALL=C grep -rn y . | head` -> [["head"], ["grep", "-rn", "y", "."], ["cd", "x"]]):
+    how a profile whose output shape depends on flags finds the command that printed it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    segments: list[list[str]] = [[]]
+    for w in words:
+        if w in ("|", "||", "&&", ";", "|&"):
+            segments.append([])
+        else:
+            segments[-1].append(w)
+    out = []
+    for seg in reversed(segments):
+        while seg and _ASSIGNMENT.match(seg[0]):
+            seg = seg[1:]
+        if seg:
+            out.append(seg)
+    return out

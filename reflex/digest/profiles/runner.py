@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure, Span
+from reflex.digest.facts import BuildError, Counts, Diagnostic, Facts, Failure, Item, Span
 from reflex.digest.profiles.base import Profile
 from reflex.digest.profiles.generic import handover
 from reflex.digest.text import Output
@@ -46,6 +46,7 @@ class Parsed:
     build_errors: list[BuildError] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     summary: Span | None = None
     format: str | None = "text"  # None: the tool has one output format
     tool_version: str | None = None
@@ -72,7 +73,7 @@ class BoundProfile:
         return Facts(profile=self.name, profile_version=self.version, tool_version=parsed.tool_version,
                      format=parsed.format, recognized=True, exit_code=exit_code, counts=parsed.counts,
                      failures=parsed.failures, diagnostics=parsed.diagnostics, build_errors=parsed.build_errors,
-                     summary=parsed.summary, notes=parsed.notes, total_lines=len(out.lines))
+                     summary=parsed.summary, notes=parsed.notes, items=parsed.items, total_lines=len(out.lines))
 
 
 def bind(name: str, version: int, parse: Callable[[Output], Parsed | None],

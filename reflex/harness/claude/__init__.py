@@ -6,6 +6,7 @@
     proc.py         the harness process behind a hook call, and its command line
     models.py       pydantic models of the hook payloads (the daemon's trust boundary)
     hooks.py        the daemon's handler per hook event -> (answer, ledger event)
+    grep_result.py  a Grep tool result -> its search digest in Grep's own output shape
     transcript.py   a recorded session transcript -> reflex.arc Events
     truncation.py   what reached the model: Claude Code's own cut of Bash output, modelled
 

@@ -48,6 +48,7 @@ class ClaudeHandler:
         self.ctx = ctx
         self.expected_rewrites = {}  # tool_use_id -> (original, rewritten command) (bounded)
         self.held_back = {}          # tool_use_id -> (command, family): passed through for permissions
+        self.reads = SessionReads()  # per-session ReadMemo: unchanged re-reads (docs/reads.md)
 
     def handle(self, hdr, data):
         """-> (stdout bytes, stderr bytes, event dict, session dict | None)."""
@@ -109,6 +110,7 @@ class ClaudeHandler:
 
     # -- events -----------------------------------------------------------
     def _on_PreToolUse(self, hook, ev, fields, hdr, denial):
+        self._note_tool_call(hook)
         fields["tool_input"] = {k: v for k, v in (hook.tool_input or {}).items() if k != "command"}
         if hdr.get("spooled"):
             # The shim already answered this call; record what it decided.
@@ -182,6 +184,10 @@ class ClaudeHandler:
         return pctx, permissions.verdict(hook.command, pctx)
 
     def _on_PostToolUse(self, hook, ev, fields, hdr, denial):
+        if hook.tool_name == "Read":
+            return self._on_read_post(hook, ev, fields, hdr)
+        if hook.tool_name == "Grep":
+            return self._on_grep_post(hook, ev, fields, hdr)
         resp = hook.tool_response if isinstance(hook.tool_response, dict) else {}
         stdout = resp.get("stdout") if isinstance(resp.get("stdout"), str) else ""
         ev["exit_code"] = 0 if not resp.get("interrupted") else None
@@ -212,6 +218,7 @@ class ClaudeHandler:
         ev["decision"] = "none"
         self.ctx.worktree_hash(hook.cwd)  # start watching the project now, not at the first run
         fields.update(model=hook.model, source=hook.source, transcript_path=hook.transcript_path)
+        self.reads.session_started(hook.session_id, hook.source)
         return None
 
     def _on_SessionEnd(self, hook, ev, fields, hdr, denial):
@@ -292,6 +299,112 @@ class ClaudeHandler:
                                           "truncated": d.truncated, "post_hook": True}, sort_keys=True)}
         return d
 
+    # -- file reads (docs/reads.md) -------------------------------------------
+    def _note_tool_call(self, hook):
+        """Every PreToolUse: one more call in the session (the memo's clock), and the files
+        the call is about to write forgotten (Edit/Write/MultiEdit/NotebookEdit, shell writes)."""
+        memo = self.reads.tick(hook.session_id)
+        if memo is None or not len(memo):
+            return  # nothing read yet: no signature work on the hot path
+        for path in self._written_paths(hook):
+            memo.edited(path)
+
+    def _written_paths(self, hook):
+        tool_input = hook.tool_input or {}
+        if hook.tool_name in _FILE_WRITERS:
+            value = tool_input.get(_FILE_WRITERS[hook.tool_name])
+            return [_abspath(value, hook.cwd)] if isinstance(value, str) and value else []
+        if hook.tool_name == "Bash" and hook.command is not None:
+            sig = self.ctx.signature(hook.command, hook.cwd)
+            return [_abspath(w.path, hook.cwd) for w in (sig.writes if sig is not None else ())
+                    if isinstance(w.path, str) and w.path]
+        return []
+
+    def _on_read_post(self, hook, ev, fields, hdr):
+        """PostToolUse for Read: an unchanged re-read of a window the model was given recently is
+        answered with a pointer, and a large full read with its first lines plus ctx's outline
+        of the rest (`updatedToolOutput` in Read's own output shape, any other shape is silently
+        ignored by Claude Code; the outline goes in `additionalContext`, outside the numbered
+        content, so every line number the model sees is the file's).  Anything unexpected: the
+        Read is left alone (docs/reads.md)."""
+        ev["decision"] = "none"
+        ev["exit_code"] = 0
+        read = _read_text(hook)
+        if read is None or hdr.get("spooled"):
+            return None  # a spooled event was answered (with nothing) by the shim long ago
+        path, offset, limit, file_obj = read
+        text = file_obj["content"]
+        ev["output_bytes"] = len(text.encode("utf-8", "surrogatepass"))
+        from reflex import blobs
+        content_hash = blobs.blob_id(text.encode("utf-8", "surrogatepass"))
+        memo = self.reads.memo(hook.session_id, hook.transcript_path)
+        seq = self.reads.seq(hook.session_id)
+        fields["read"] = {"path": path, "offset": offset, "limit": limit, "hash": content_hash,
+                          "chars": len(text)}
+        ask = dict(path=path, content_hash=content_hash, offset=offset, limit=limit, text=text, seq=seq,
+                   call_id=hook.tool_use_id, total_lines=file_obj["totalLines"])
+        answer = memo.answer(**ask)
+        if answer is not None and answer.kind == "pointer" and \
+                self.reads.compacted_since(hook.session_id, hook.transcript_path):
+            # The transcript shows a compaction the hooks did not (a spooled SessionStart): what
+            # the pointer would refer to is gone.  Forget, and ask again (a delivery, or an outline).
+            memo.compacted()
+            answer = memo.answer(**ask)
+        if answer is None:
+            return None
+        fields["read"][answer.kind] = True
+        fields["read"][answer.kind + "_chars"] = answer.chars
+        lines = answer.shown_lines if answer.shown_lines is not None else 1
+        replaced = {"filePath": file_obj["filePath"], "content": answer.content, "numLines": lines,
+                    "startLine": file_obj["startLine"], "totalLines": file_obj["totalLines"]}
+        out = {"hookEventName": "PostToolUse", "updatedToolOutput": {"type": "text", "file": replaced}}
+        if answer.note is not None:
+            out["additionalContext"] = answer.note
+        return {"hookSpecificOutput": out}
+
+
+    # -- Grep results (docs/harnesses.md, "Claude Code's Grep tool") -------------------------
+    def _on_grep_post(self, hook, ev, fields, hdr):
+        """PostToolUse for Grep: a result larger than its search digest is replaced by the digest,
+        in Grep's own output shape (Claude Code silently ignores any other shape).  The result is
+        stored and recorded as a run, so `ctx get` answers the digest's addresses.  Anything
+        unexpected: the result is left alone (it already reached the harness)."""
+        from reflex.harness.claude import grep_result
+        ev["decision"] = "none"
+        ev["exit_code"] = 0
+        fields["duration_ms"] = hook.duration_ms
+        tool_input = hook.tool_input or {}
+        mode = grep_result.mode_of(tool_input, hook.tool_response)
+        if mode is None or hdr.get("spooled"):
+            return None  # a spooled event was answered (with nothing) by the shim long ago
+        try:
+            command = grep_result.rg_command(tool_input, mode)
+            sig = self.ctx.signature(command, hook.cwd)
+            density, reason = self.ctx.density_for(hook.session_id, sig, "search", hook.cwd)
+            g = grep_result.digest(tool_input, hook.tool_response, cwd=hook.cwd, density=density, reason=reason)
+            if g is None:
+                fields["grep"] = {"mode": mode, "command": command}
+                return None
+            bid = self.ctx.blobs.put(g.raw)
+        except Exception as e:  # a digest bug must not cost the model its result
+            self.ctx.log("Grep post-hook digest failed: %r" % (e,))
+            return None
+        d = g.digest
+        ev["output_bytes"] = len(g.raw)
+        fields["grep"] = {"mode": mode, "command": command}
+        fields["post_digest"] = {"handle": g.handle, "blob": bid, "tokens": d.tokens, "raw_tokens": d.raw_tokens,
+                                 "received_tokens": g.received_tokens, "delivered_as": "replace"}
+        ev["_run"] = {"event_uid": ev["uid"], "handle": g.handle, "blob": bid, "session_id": hook.session_id,
+                      "command": command, "cwd": hook.cwd, "exit_code": 0, "duration_ms": hook.duration_ms,
+                      "raw_bytes": len(g.raw), "family": "search", "core_hash": sig.core_hash if sig else None,
+                      "profile": d.profile, "density": d.density, "raw_tokens": d.raw_tokens,
+                      "delivered_tokens": d.tokens,
+                      "worktree_hash": self.ctx.worktree_hash(hook.cwd) if hook.cwd else None,
+                      "meta": json.dumps({"hints": [h.address for h in d.hints], "counts": d.facts.counts.model_dump(),
+                                          "omitted": d.omitted, "truncated": d.truncated, "post_hook": True,
+                                          "tool": "Grep"}, sort_keys=True)}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": g.output}}
+
 
 def hdr_spooled(ev):
     return bool(ev.get("spooled"))
@@ -302,3 +415,97 @@ def _bounded_put(table, key, value, limit=10000):
         for k in list(table)[:limit // 2]:
             del table[k]
     table[key] = value
+
+
+# -- file reads (docs/reads.md) ---------------------------------------------------------
+
+# The tools that write a file, and the tool_input field naming it.
+_FILE_WRITERS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+                 "NotebookEdit": "notebook_path"}
+# What Claude Code itself answered an unchanged re-read with in the versions that did (2.1.332
+# still recognises these in transcripts but delivers the bytes): ctx must not point at a stub.
+_HARNESS_STUBS = ("File unchanged since last read", "Wasted call \u2014 file unchanged",
+                  "<system-reminder>This file is already in your context")
+
+
+def _abspath(path, cwd):
+    import os
+    return os.path.normpath(path if os.path.isabs(path) or not cwd else os.path.join(cwd, path))
+
+
+def _read_text(hook):
+    """-> (path, offset, limit, tool_response["file"]) for a successful text Read, else None."""
+    tool_input = hook.tool_input or {}
+    resp = hook.tool_response
+    path = tool_input.get("file_path")
+    if not isinstance(path, str) or not path or not isinstance(resp, dict) or resp.get("type") != "text":
+        return None
+    file_obj = resp.get("file")
+    if not isinstance(file_obj, dict) or not isinstance(file_obj.get("content"), str) \
+            or not isinstance(file_obj.get("filePath"), str):
+        return None
+    if not all(isinstance(file_obj.get(k), int) and not isinstance(file_obj.get(k), bool)
+               for k in ("startLine", "totalLines")):
+        return None
+    if tool_input.get("pages") is not None or file_obj["content"].startswith(_HARNESS_STUBS):
+        return None
+    offset, limit = tool_input.get("offset"), tool_input.get("limit")
+    offset = offset if isinstance(offset, int) and not isinstance(offset, bool) else None
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    return _abspath(path, hook.cwd), offset, limit, file_obj
+
+
+class SessionReads:
+    """Per-session read memos, tool-call clocks and transcript offsets (bounded, rebuildable:
+    a daemon restart only costs pointers, never correctness)."""
+
+    def __init__(self, limit=256):
+        self.limit = limit
+        self._memos = {}         # session_id -> ReadMemo
+        self._clock = {}         # session_id -> tool calls seen (PreToolUse)
+        self._transcript = {}    # session_id -> bytes of the transcript already scanned
+
+    def tick(self, session_id):
+        _bounded_put(self._clock, session_id, self._clock.get(session_id, 0) + 1, self.limit)
+        return self._memos.get(session_id)
+
+    def seq(self, session_id):
+        return self._clock.get(session_id, 0)
+
+    def memo(self, session_id, transcript_path):
+        memo = self._memos.get(session_id)
+        if memo is None:
+            from reflex.arc.reads import ReadMemo
+            memo = ReadMemo()
+            _bounded_put(self._memos, session_id, memo, self.limit)
+            # A compaction before this session's first read here cannot hide anything from it.
+            _bounded_put(self._transcript, session_id, _size(transcript_path), self.limit)
+        return memo
+
+    def session_started(self, session_id, source):
+        if source in ("compact", "clear") and session_id in self._memos:
+            self._memos[session_id].compacted()
+
+    def compacted_since(self, session_id, transcript_path):
+        """Whether the transcript got a compaction boundary since it was last looked at.  Read
+        only when a pointer is about to be given, and only the bytes appended since."""
+        if not transcript_path:
+            return False
+        start = self._transcript.get(session_id, 0)
+        try:
+            with open(transcript_path, "rb") as f:
+                f.seek(start)
+                data = f.read()
+        except OSError:
+            return False
+        end = start + data.rfind(b"\n") + 1  # a line still being written is read next time
+        self._transcript[session_id] = end
+        return b'"compact_boundary"' in data[:end - start] or b'"isCompactSummary":true' in data[:end - start]
+
+
+def _size(path):
+    import os
+    try:
+        return os.path.getsize(path) if path else 0
+    except OSError:
+        return 0
