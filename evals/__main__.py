@@ -63,6 +63,7 @@ BENCHES = {
              "bench_team.json"),
     "ledger_guard": ("bench_ledger_guard.py", [], [], 600, "bench_ledger_guard.json"),
     "savings": ("bench_savings.py", [], [], 600, "bench_savings.json"),
+    "adversarial": ("bench_adversarial.py", [], [], 1200, "bench_adversarial.json"),
     "timeline": ("bench_timeline.py", ["--pairs", "2", "--passes", "2"], [], 300, "bench_timeline.json"),
 }
 

@@ -529,6 +529,22 @@ def savings_rows():
     return out
 
 
+def adversarial_rows():
+    d = _load("bench_adversarial.json")
+    if not d:
+        return [row(31, "adversarial suite by class", None, note="not measured")]
+    out = []
+    for cls, r in d["classes"].items():
+        out.append(row(31, "adversarial: %s (cases passed)" % cls, r["passed"], "of %d" % r["cases"],
+                       target="all but skipped", ok=r["failed"] == 0,
+                       note=("%d skipped (a tool not installed)" % r["skipped"]) if r["skipped"] else ""))
+    t = d["totals"]
+    out.append(row(31, "adversarial suite: failing cases (leaks or broken guarantees)", t["failed"], "",
+                   target="0", ok=d["pass"], note="%d cases, %d passed, %d skipped; %s s"
+                   % (t["cases"], t["passed"], t["skipped"], d["wall_s"])))
+    return out
+
+
 def team_rows():
     d = _load("bench_team.json")
     if not d:
@@ -602,7 +618,7 @@ def _of_runs(walls, what="") -> str:
 
 EXTRACTORS = [hook_rows, harness_hooks_rows, post_digest_rows, throughput_rows, durability_rows, run_rows, huge_rows, signature_rows, safety_rows, invariance_rows, digest_rows,
               worktree_rows, fold_rows, labels_rows, stats_rows, peers_rows, referee_rows, search_rows,
-              ledger_guard_rows, secrets_rows, timeline_rows, savings_rows, team_rows]
+              ledger_guard_rows, secrets_rows, timeline_rows, savings_rows, adversarial_rows, team_rows]
 
 
 def build(runs, meta, fresh_files=None):
