@@ -177,6 +177,62 @@ def ours_recall(dg, truth, family):
     return got / n if n else None
 
 
+def _recall(dg, truth, family):
+    """The runner census's recall (failing ids, diagnostics), else the items' (issue 29's tools)."""
+    r = ours_recall(dg, truth, family)
+    return items_recall(dg, truth) if r is None else r
+
+
+def _norm_dist(dist):
+    name, _, ver = dist.rpartition("-")
+    return re.sub(r"[-_.]+", "-", name).lower() + "-" + ver
+
+
+def item_names(truth):
+    """What the census of a tool that is not a runner must name, from the truth its corpus
+    generator took from the tool's structured form (git's porcelain and --numstat, rg --json,
+    tree -J, pip's report): commit hashes (short), changed paths, refs, matches' file and line,
+    listed names, installed packages.  Empty for a runner's case."""
+    names = []
+    g = truth.get("git") or {}
+    names += [c["hash"][:7] for c in g.get("commits", [])]
+    names += [p["path"] for p in g.get("paths", [])]
+    names += [f["path"].split(" -> ")[-1] for f in g.get("files", [])]
+    names += [r["ref"] for r in g.get("refs", [])]
+    names += list(g.get("conflicts", [])) + list(g.get("blocked", []))
+    names += [h for h, code in (g.get("hooks") or {}).items() if code]
+    for m in truth.get("matches") or []:
+        path, _, line = m.rpartition(":")
+        names.append((path, "L" + line) if line.isdigit() else (path or m,))  # `grep -r` without -n: the file
+    for listed in (truth.get("names") or {}).values():
+        names += [e["name"] if isinstance(e, dict) else e for e in listed]
+    names += [("pkg", d) for d in truth.get("installed") or []]
+    if "installed" in truth:  # an install's failure: what it could not install, as the tool named it
+        names += [e.lstrip("./") for e in truth.get("errors") or []]
+        names += [truth["npm_error_code"]] if truth.get("npm_error_code") else []
+    return names
+
+
+def items_recall(dg, truth):
+    """Share of item_names(truth) the digest names (the whole output, for a passthrough)."""
+    names = item_names(truth)
+    if not names:
+        return None
+    if dg.passthrough:
+        return 1.0
+    text, low = dg.text, dg.text.lower()
+    got = 0
+    for n in names:
+        if isinstance(n, tuple) and n[0] == "pkg":
+            # pip's report says `Pygments-2.21.0`, its output `pygments-2.21.0`: the name normalized
+            got += n[1].lower() in low or _norm_dist(n[1]) in low
+        elif isinstance(n, tuple):
+            got += all(part in text for part in n)
+        else:
+            got += n in text
+    return got / len(names)
+
+
 def counts_check(dg, truth):
     """Every count the runner printed is stated in the digest's header, and agrees with the tool's own
     structured report where that report has the same count (failed, passed).  None: the output
@@ -235,7 +291,7 @@ def corpus_table():
         row = {"case": f"{meta['family']}/{meta['case']}", "family": meta["family"], "raw_bytes": len(raw),
                "ctx_tokens_ungrouped": ungrouped_tokens(raw, meta, family, recorded_cwd(meta)),
                "raw_tokens": dg.raw_tokens, "ctx_tokens": dg.tokens, "ctx_passthrough": dg.passthrough,
-               "ctx_truncated": dg.truncated, "ctx_recall": ours_recall(dg, meta["truth"], meta["family"]),
+               "ctx_truncated": dg.truncated, "ctx_recall": _recall(dg, meta["truth"], meta["family"]),
                "held_out": bool(meta.get("held_out")), "tool_version": meta["tool_version"],
                "ctx_counts": dg.facts.counts.reported(), "counts_ok": counts_check(dg, meta["truth"]),
                "ctx_over_raw": round(dg.tokens / dg.raw_tokens, 3) if dg.raw_tokens else None,
