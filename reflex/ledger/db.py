@@ -3,7 +3,7 @@
 import os
 import sqlite3
 
-import sqlite_utils
+from reflex.ledger.sqlite import sqlite_utils
 
 from reflex.ledger import schema
 from reflex.errors import UserError

@@ -12,7 +12,7 @@ reuse one; add a new one.  ledgers/schema.sql is generated from this module
 in sync.
 """
 
-import sqlite_utils
+from reflex.ledger.sqlite import sqlite_utils
 
 MIGRATION_SET = "ctx-ledger"
 SCHEMA_VERSION = 3
