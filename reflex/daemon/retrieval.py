@@ -317,13 +317,23 @@ def _time_limit(cfg: dict[str, Any]) -> float:
     return min(max(v, 0.1), 600.0)
 
 
+def _megabytes(done: float, total: float) -> tuple[str, str]:
+    """Both sizes with as many decimals as it takes to tell them apart: a search stopped 40 KB short of
+    the end must not read "after 3.1 of 3.1 MB", which says it read everything."""
+    for decimals in (1, 2, 3):
+        a, b = "%.*f" % (decimals, done), "%.*f" % (decimals, total)
+        if a != b or done >= total:
+            break
+    return a, b
+
+
 def _search_notes(out: linesearch.Outcome, runs: list[RunRow], time_limit: float, complete: bool, matches: int,
                   gone: Callable[[RunRow], str]) -> list[str]:
     """ctx's own lines under a search answer: what was not searched, and why."""
     notes = []
     if not complete:
         total = sum(r["bytes"] for r in runs) / 1e6
-        where = ("after %.1f of %.1f MB" % ((out.done or {}).get("bytes", 0) / 1e6, total) if out.done
+        where = ("after %s of %s MB" % _megabytes((out.done or {}).get("bytes", 0) / 1e6, total) if out.done
                  else "(its process was ended)")
         notes.append("[ctx] search stopped at its %.1f s time limit %s: %d matching line%s counted so far, "
                      "more may exist; narrow it with --handle or a more specific pattern" % (
