@@ -146,11 +146,14 @@ class World:
             subprocess.run(cmd, cwd=self.proj, env=env, check=True, capture_output=True, timeout=30)
 
     def fragments(self):
-        """Every 12-character piece of every canary's random part: a partial leak counts."""
+        """Every 12-character piece of every canary's name and random part holding at least 8 of
+        the random characters: a partial leak counts. A piece that is mostly name is not evidence:
+        SQLite stores a row's columns side by side, so a stored path `ops/kubeconfig` followed by
+        a decision `deny` reads `kubeconfigde`, which matched a tag starting `de` (CI, once)."""
         out = set()
-        for v in self.canaries.values():
+        for name, v in self.canaries.items():
             tail = v[len("ctxcanary"):]
-            out.update(tail[i:i + 12] for i in range(len(tail) - 11))
+            out.update(tail[i:i + 12] for i in range(len(tail) - 11) if i + 12 - len(name) >= 8)
         return out
 
     def leaked(self, data):
