@@ -20,7 +20,8 @@
 Every row is scored with the profile the command itself selects (reflex.digest.family_of_command,
 as the hook does); rows marked held-out in the corpus (cases never looked at while the profiles
 were written) are summed apart, as "<family> (held-out)".  `size` is ok when every digest of the
-family is at most its raw output and at most 35% of it above 2,000 raw tokens.
+family is at most its raw output and at most 35% of it above 2,000 raw tokens (a listing, whose
+census is its names: 60%; reflex/digest/budget.py share_target).
 
 Usage: python evals/bench_digest.py [--quick]   (JSON to evals/out/bench_digest.json)
 """
@@ -40,6 +41,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(REPO, "..", "shared", "tiktoken"))
 OUT = os.path.join(REPO, "evals", "out")
+
+from reflex.digest.budget import SHARE_FROM_TOKENS, share_target  # noqa: E402
 
 
 # -- inputs for latency -----------------------------------------------------------------------------------
@@ -295,7 +298,8 @@ def corpus_table():
                "held_out": bool(meta.get("held_out")), "tool_version": meta["tool_version"],
                "ctx_counts": dg.facts.counts.reported(), "counts_ok": counts_check(dg, meta["truth"]),
                "ctx_over_raw": round(dg.tokens / dg.raw_tokens, 3) if dg.raw_tokens else None,
-               "size_ok": dg.tokens <= dg.raw_tokens and (dg.raw_tokens <= 2000 or dg.tokens <= 0.35 * dg.raw_tokens)}
+               "size_ok": dg.tokens <= dg.raw_tokens and (dg.raw_tokens <= SHARE_FROM_TOKENS
+                                                             or dg.tokens <= share_target(meta["family"]) * dg.raw_tokens)}
         rtk_path = os.path.join(d, "rtk.txt")
         if os.path.exists(rtk_path):
             rtk_text = open(rtk_path, encoding="utf-8", errors="replace").read()

@@ -57,3 +57,17 @@ REASON_CHARS = 80  # a caller's reason is clipped so the header stays bounded
 
 def default_budget(density: str) -> int:
     return DEFAULT_BUDGETS[density]
+
+
+# The size a normal digest aims at, as a share of a raw output above SHARE_FROM_TOKENS (issue 13's
+# target, checked over the corpus by tests/digest/test_digest_corpus.py and evals/bench_digest.py).
+# A listing is the exception: its census is the names themselves (issue 29: every entry named), and a
+# tree's names packed per directory cost about half of `tree`'s box-drawing output (tree_deep: 266
+# entries under 77 directories, 2,336 raw tokens, every name in 1,373); 35% would leave counts only.
+SHARE_FROM_TOKENS = 2000
+SHARE_TARGET = 0.35
+SHARE_TARGETS: dict[str, float] = {"listing": 0.6}
+
+
+def share_target(family: str) -> float:
+    return SHARE_TARGETS.get(family, SHARE_TARGET)

@@ -401,8 +401,15 @@ def items_census(facts: Facts, src: "Source", level: int) -> list[Group]:
     for gi, (name, members) in enumerate(grouped.items()):
         noun = members[0][1].noun
         n = len(members)
-        out.append(Group((S_NOTES, S_ITEMS, gi, -1), [f"{show(name, 160)} ({n}):"]))
         texts = [show(it.text) for _, it in members]
+        one_line = _one_line_group(name, members, texts, level)
+        if one_line is not None:
+            # A small group on its heading's line: a deep tree is mostly directories of a few
+            # files, and a line per heading would cost more than the names it heads.
+            out.append(Group((S_NOTES, S_ITEMS, gi, 0), [one_line], category=noun, count=n,
+                             span=union([it.span for _, it in members])))
+            continue
+        out.append(Group((S_NOTES, S_ITEMS, gi, -1), [f"{show(name, 160)} ({n}):"]))
         if level >= 3:
             plain = [(k, it) for k, (_, it) in enumerate(members) if it.severity == "info"]
             for c in range(0, len(plain), _REFS_PER_LINE):
@@ -435,6 +442,21 @@ def items_census(facts: Facts, src: "Source", level: int) -> list[Group]:
 
 
 _REFS_PER_LINE = 20
+
+
+def _one_line_group(name: str, members: list[tuple[int, Item]], texts: list[str], level: int) -> str | None:
+    """At levels 2 and 3, a group whose entries all fit one packed line, as `heading: a, b, c`
+    (level 3: `heading: a b c`, entries by reference); else None.  Only plain entries: an error or
+    a warning keeps a line of its own."""
+    if level not in (2, 3) or any(it.severity != "info" for _, it in members):
+        return None
+    if level == 2:
+        if len(members) > _ITEMS_PER_LINE or any(len(t) > _PACKED_CHARS or ", " in t for t in texts):
+            return None
+        return f"{show(name, 160)}: " + ", ".join(texts)
+    if len(members) > _REFS_PER_LINE:
+        return None
+    return f"{show(name, 160)}: " + " ".join(show(_ref(it), 40) for _, it in members)
 
 
 def _ref(it: Item) -> str:
