@@ -445,18 +445,19 @@ _REFS_PER_LINE = 20
 
 
 def _one_line_group(name: str, members: list[tuple[int, Item]], texts: list[str], level: int) -> str | None:
-    """At levels 2 and 3, a group whose entries all fit one packed line, as `heading: a, b, c`
-    (level 3: `heading: a b c`, entries by reference); else None.  Only plain entries: an error or
+    """At levels 2 and 3, a group whose entries all fit one packed line, as `heading (3): a, b, c`
+    (level 3: `heading (3): a b c`, entries by reference); else None.  The count stays: a reader
+    checks the names against it without counting them.  Only plain entries: an error or
     a warning keeps a line of its own."""
     if level not in (2, 3) or any(it.severity != "info" for _, it in members):
         return None
     if level == 2:
         if len(members) > _ITEMS_PER_LINE or any(len(t) > _PACKED_CHARS or ", " in t for t in texts):
             return None
-        return f"{show(name, 160)}: " + ", ".join(texts)
+        return f"{show(name, 160)} ({len(members)}): " + ", ".join(texts)
     if len(members) > _REFS_PER_LINE:
         return None
-    return f"{show(name, 160)}: " + " ".join(show(_ref(it), 40) for _, it in members)
+    return f"{show(name, 160)} ({len(members)}): " + " ".join(show(_ref(it), 40) for _, it in members)
 
 
 def _ref(it: Item) -> str:

@@ -81,7 +81,7 @@ def test_many_matches_are_named_by_file_and_line_under_one_address(tmp_path):
     assert g.digest.tokens < g.received_tokens
     text = g.output["content"]
     for i in range(20):  # every match's file:line, even when the lines themselves do not fit
-        assert "module_%02d.py (6):\n  L1 L3 L5 L7 L9 L11" % i in text, text[:600]
+        assert "module_%02d.py (6): L1 L3 L5 L7 L9 L11" % i in text, text[:600]
     a, b = re.search(r"ctx get r:[0-9a-f]{12}:L(\d+)-(\d+)", text).groups()
     assert (int(a), int(b)) == (1, 120)
 
